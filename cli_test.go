@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+var pathSeq struct {
+	sync.Mutex
+	n int
+}
+
+func lockPath(t *testing.T) string {
+	pathSeq.Lock()
+	defer pathSeq.Unlock()
+	pathSeq.n++
+	return fmt.Sprintf("/cli/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), pathSeq.n)
+}
+
+// zklock returns a command running the zklock under test against the
+// shared server.
+func zklock(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	bin, err := exec.LookPath("zklock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(bin, args...)
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1")
+	return c
+}
+
+func exitCodeOf(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	zktest.Eventually(t, within, what, cond)
+}
+
+func rawZK(t *testing.T) *zk.Conn { return zktest.DialT(t, server.Addrs()) }
+
+func queueLen(conn *zk.Conn, path string) int {
+	ch, _, err := conn.Children(path)
+	if err != nil {
+		return 0
+	}
+	return len(ch)
+}
+
+// assertGone proves nothing was left in ZooKeeper: the lock path's
+// container is reaped once it is empty.
+func assertGone(t *testing.T, conn *zk.Conn, path string) {
+	t.Helper()
+	waitFor(t, 10*time.Second, path+" to be reaped", func() bool {
+		ok, _, err := conn.Exists(path)
+		return err == nil && !ok
+	})
+}
+
+// startHolder runs a zklock that holds path until it is sent SIGTERM.
+func startHolder(t *testing.T, path string) *exec.Cmd {
+	t.Helper()
+	dir := t.TempDir()
+	h := zklock(t, "run", "--path", path, "--", "sh", "-c", `touch "$1/held"; while :; do sleep 0.05; done`, "sh", dir)
+	if err := h.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.Process.Signal(syscall.SIGTERM)
+		h.Wait()
+	})
+	waitFor(t, 10*time.Second, "the holder to hold", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "held"))
+		return err == nil
+	})
+	return h
+}
+
+// TestMutualExclusion runs 8 zklock processes in loops on one path. The
+// command is an overlap detector: mkdir is atomic, so a second holder inside
+// the critical section at the same time fails to create the directory. Each
+// holder also logs its fencing token, which must grow strictly.
+func TestMutualExclusion(t *testing.T) {
+	const procs, runs = 8, 10
+	path := lockPath(t)
+	dir := t.TempDir()
+	script := `if ! mkdir "$D/inside" 2>/dev/null; then echo overlap >> "$D/overlaps"; fi
+echo "$ZKLOCK_FENCING_TOKEN" >> "$D/tokens"
+sleep 0.01
+rmdir "$D/inside"`
+	var wg sync.WaitGroup
+	errs := make(chan error, procs*runs)
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < runs; r++ {
+				c := zklock(t, "run", "--path", path, "--", "sh", "-c", script)
+				c.Env = append(c.Env, "D="+dir)
+				if out, err := c.CombinedOutput(); err != nil {
+					errs <- fmt.Errorf("run: %v: %s", err, out)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "overlaps")); err == nil {
+		t.Fatalf("%d overlapping holders", bytes.Count(b, []byte("\n")))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tokens"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(b))
+	if len(lines) != procs*runs {
+		t.Fatalf("%d runs completed, want %d", len(lines), procs*runs)
+	}
+	prev := int64(-1)
+	for _, l := range lines {
+		tok, err := strconv.ParseInt(l, 10, 64)
+		if err != nil || tok <= prev {
+			t.Fatalf("fencing tokens not strictly increasing: %v", lines)
+		}
+		prev = tok
+	}
+	assertGone(t, rawZK(t), path)
+}
+
+// TestSignalWhileWaiting: a waiting zklock that gets a signal leaves the
+// queue and exits 128+N at once.
+func TestSignalWhileWaiting(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	startHolder(t, path)
+	sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
+		syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+	dir := t.TempDir()
+	var waiters []*exec.Cmd
+	for i := range sigs {
+		w := zklock(t, "run", "--path", path, "--", "touch", filepath.Join(dir, "ran"))
+		var stderr bytes.Buffer
+		w.Stderr = &stderr
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waiters = append(waiters, w)
+		waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == i+2 })
+	}
+	for i, sig := range sigs {
+		start := time.Now()
+		waiters[i].Process.Signal(sig)
+		code := exitCodeOf(t, waiters[i].Wait())
+		if code != 128+int(sig) {
+			t.Errorf("%v while waiting: exit %d, want %d; stderr %s", sig, code, 128+int(sig), waiters[i].Stderr)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%v while waiting took %s to exit", sig, d)
+		}
+		if n := queueLen(conn, path); n != len(sigs)-i {
+			t.Errorf("after %v the queue has %d nodes, want %d: the waiter left its node", sig, n, len(sigs)-i)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("an interrupted waiter ran its command")
+	}
+}
+
+// TestSignalsForwarded: each signal sent to zklock reaches the command
+// exactly once, and zklock exits with the command's own code.
+func TestSignalsForwarded(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
+		syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2} {
+		t.Run(strings.TrimPrefix(zkSignalName(sig), "SIG"), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			name := strings.TrimPrefix(zkSignalName(sig), "SIG")
+			script := fmt.Sprintf(`trap 'echo %s >> "$1/got"; exit 7' %s; touch "$1/ready"; while :; do sleep 0.05; done`, name, name)
+			c := zklock(t, "run", "--path", lockPath(t), "--", "sh", "-c", script, "sh", dir)
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, "the command to start", func() bool {
+				_, err := os.Stat(filepath.Join(dir, "ready"))
+				return err == nil
+			})
+			c.Process.Signal(sig)
+			if code := exitCodeOf(t, c.Wait()); code != 7 {
+				t.Errorf("exit %d, want the command's 7", code)
+			}
+			got, _ := os.ReadFile(filepath.Join(dir, "got"))
+			if string(got) != name+"\n" {
+				t.Errorf("the command saw %q, want the signal exactly once", got)
+			}
+		})
+	}
+}
+
+func zkSignalName(s syscall.Signal) string {
+	return map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM",
+		syscall.SIGHUP: "SIGHUP", syscall.SIGQUIT: "SIGQUIT", syscall.SIGUSR1: "SIGUSR1",
+		syscall.SIGUSR2: "SIGUSR2"}[s]
+}
+
+// TestNothingLeftBehind covers every way a run can end without the lock
+// being held any more: the lock path must be reaped each time.
+func TestNothingLeftBehind(t *testing.T) {
+	conn := rawZK(t)
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"success", []string{"--", "true"}, 0},
+		{"failing command", []string{"--", "false"}, 1},
+		{"not found", []string{"--", "no-such-command-zklock"}, 127},
+	}
+	for _, tc := range cases {
+		path := lockPath(t)
+		c := zklock(t, append([]string{"run", "--path", path}, tc.args...)...)
+		if code := exitCodeOf(t, c.Run()); code != tc.code {
+			t.Errorf("%s: exit %d, want %d", tc.name, code, tc.code)
+		}
+		assertGone(t, conn, path)
+	}
+
+	// Busy, timeout and SIGINT while waiting, behind one holder.
+	path := lockPath(t)
+	holder := startHolder(t, path)
+	if code := exitCodeOf(t, zklock(t, "tryrun", "--path", path, "--", "true").Run()); code != 75 {
+		t.Errorf("tryrun busy: exit %d", code)
+	}
+	if code := exitCodeOf(t, zklock(t, "run", "--timeout", "200ms", "--path", path, "--", "true").Run()); code != 75 {
+		t.Errorf("timeout: exit %d", code)
+	}
+	w := zklock(t, "run", "--path", path, "--", "true")
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	w.Process.Signal(syscall.SIGINT)
+	if code := exitCodeOf(t, w.Wait()); code != 130 {
+		t.Errorf("SIGINT while waiting: exit %d", code)
+	}
+	if n := queueLen(conn, path); n != 1 {
+		t.Errorf("%d nodes queued after busy, timeout and SIGINT; want only the holder", n)
+	}
+	holder.Process.Signal(syscall.SIGTERM)
+	holder.Wait()
+	assertGone(t, conn, path)
+}
+
+// TestConnectTimeout: an unreachable ensemble, or one that accepts the
+// connection but never answers, fails with 69 within --connect-timeout.
+func TestConnectTimeout(t *testing.T) {
+	silent, err := zktest.NewProxy(server.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	silent.Blackhole()
+	for _, servers := range []string{"127.0.0.1:1", silent.Addr()} {
+		start := time.Now()
+		c := zklock(t, "--servers", servers, "--connect-timeout", "1s", "run", "--path", "/cli/unreachable", "--", "true")
+		out, err := c.CombinedOutput()
+		if code := exitCodeOf(t, err); code != 69 {
+			t.Errorf("%s: exit %d, want 69: %s", servers, code, out)
+		}
+		// The bound allows for process start-up and the session close.
+		if d := time.Since(start); d > 2500*time.Millisecond {
+			t.Errorf("%s: took %s with --connect-timeout 1s", servers, d)
+		}
+		if !bytes.HasPrefix(out, []byte("zklock: zookeeper unavailable")) || bytes.Count(out, []byte("\n")) != 1 {
+			t.Errorf("%s: output %q", servers, out)
+		}
+	}
+}

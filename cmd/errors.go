@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/lockexec"
+	"github.com/zklock/zklock/runner"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// UsageError is a mistake on the command line.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// exitCode is the one place that turns an outcome into an exit code.
+func exitCode(err error) int {
+	var (
+		usage    *UsageError
+		conflict *runner.ConflictError
+		sig      *runner.SignalError
+		exit     *lockexec.ExitError
+		start    *lockexec.StartError
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, lockexec.ErrLockLost):
+		return ExitLockLost
+	case errors.Is(err, lockexec.ErrMaxRuntime):
+		return ExitMaxRuntime
+	case errors.As(err, &exit):
+		return exit.Code
+	case errors.As(err, &start):
+		return start.Code
+	case errors.As(err, &usage), errors.Is(err, zkconn.ErrBadPath),
+		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
+		errors.Is(err, lock.ErrEphemeralParent):
+		return ExitUsage
+	case errors.As(err, &conflict):
+		return conflict.Code
+	case errors.As(err, &sig):
+		return 128 + int(sig.Signal)
+	case zkconn.IsPermission(err):
+		return ExitPermission
+	}
+	// ZooKeeper unreachable, the session lost while waiting, or any other
+	// failure before the command started.
+	return ExitUnavailable
+}
+
+// message is the one line printed for err, or "" when the outcome speaks for
+// itself (the command's own exit status).
+func message(err error) string {
+	var (
+		exit  *lockexec.ExitError
+		usage *UsageError
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime):
+		return ""
+	case errors.As(err, &usage):
+		return err.Error() + " (see zklock --help)"
+	case errors.Is(err, zkconn.ErrUnavailable):
+		return err.Error() + " (check --servers or ZKLOCK_SERVERS)"
+	case zkconn.IsPermission(err):
+		return err.Error() + " (check --auth or ZKLOCK_AUTH)"
+	}
+	return err.Error()
+}

@@ -1,0 +1,81 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/lockexec"
+	"github.com/zklock/zklock/runner"
+	"github.com/zklock/zklock/zkconn"
+)
+
+func TestExitCode(t *testing.T) {
+	cases := []struct {
+		err  error
+		code int
+		msg  string // "" means no message at all
+	}{
+		{nil, 0, ""},
+		{&lockexec.ExitError{Code: 3}, 3, ""},
+		{&lockexec.ExitError{Code: 130, Signal: syscall.SIGINT}, 130, ""},
+		{&lockexec.StartError{Name: "x", Code: 127, Err: errors.New("not found")}, 127, "x"},
+		{&lockexec.StartError{Name: "x", Code: 126, Err: errors.New("permission denied")}, 126, "x"},
+		{usageErrorf("bad"), 64, "bad (see zklock --help)"},
+		{fmt.Errorf("x: %w", zkconn.ErrBadPath), 64, "x: bad path"},
+		{fmt.Errorf("%w: x", lock.ErrEphemeralParent), 64, "ephemeral"},
+		{&runner.ConflictError{Err: errors.New("busy"), Code: 75}, 75, "busy"},
+		{&runner.ConflictError{Err: errors.New("busy"), Code: 0}, 0, "busy"},
+		{&runner.SignalError{Signal: syscall.SIGTERM}, 143, "interrupted by SIGTERM"},
+		{fmt.Errorf("%w: x", zkconn.ErrUnavailable), 69, "check --servers"},
+		{fmt.Errorf("%w: %w", zkconn.ErrPermission, zk.ErrNoAuth), 77, "check --auth"},
+		{zk.ErrNoAuth, 77, "check --auth"},
+		{fmt.Errorf("%w: x", zkconn.ErrSessionLost), 69, "session lost"},
+		{fmt.Errorf("%w: %w", lockexec.ErrLockLost, &lockexec.ExitError{Code: 143}), 76, "lock lost"},
+		{fmt.Errorf("%w", lockexec.ErrMaxRuntime), 124, "max-runtime"},
+		{errors.New("something else"), 69, "something else"},
+	}
+	for _, c := range cases {
+		if got := exitCode(c.err); got != c.code {
+			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.code)
+		}
+		msg := message(c.err)
+		if (c.msg == "") != (msg == "") || !strings.Contains(msg, c.msg) {
+			t.Errorf("message(%v) = %q, want it to contain %q", c.err, msg, c.msg)
+		}
+	}
+}
+
+// TestMainOutput checks the whole path from arguments to stderr and exit
+// code for errors that need no server.
+func TestMainOutput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"run", "--path", "x", "--", "true"}, 64, "zklock: bad path: \"x\" is relative; lock paths start with / (see zklock --help)\n"},
+		{[]string{"nope"}, 64, "zklock: unknown command \"nope\" (see zklock --help)\n"},
+		{[]string{"version", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock --help)\n"},
+		{[]string{"run", "--path", "/a", "--timeout", "soon", "--", "true"}, 64, ""},
+		{[]string{"version"}, 0, ""},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errb)
+		if code != tc.code {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", tc.args, code, tc.code, errb.String())
+		}
+		if tc.err != "" && errb.String() != tc.err {
+			t.Errorf("%q: stderr %q, want %q", tc.args, errb.String(), tc.err)
+		}
+		if strings.Count(errb.String(), "\n") > 1 {
+			t.Errorf("%q: more than one line on stderr: %q", tc.args, errb.String())
+		}
+	}
+}

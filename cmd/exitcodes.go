@@ -1,0 +1,31 @@
+package cmd
+
+// Exit codes. sysexits(3) numbers where one fits, so that a cron wrapper or a
+// CI step can tell "someone else has it" from "ZooKeeper is down" from "the
+// job itself failed". Everything else is the command's own code.
+const (
+	ExitOK          = 0
+	ExitUsage       = 64  // EX_USAGE: bad flags, paths or arguments
+	ExitUnavailable = 69  // EX_UNAVAILABLE: no ZooKeeper session, or it failed before the command ran
+	ExitBusy        = 75  // EX_TEMPFAIL: tryrun found the lock busy, or run's --timeout expired
+	ExitLockLost    = 76  // the lock was lost while the command ran
+	ExitPermission  = 77  // EX_NOPERM: auth or ACL refused
+	ExitMaxRuntime  = 124 // --max-runtime stopped the command (as timeout(1) does)
+	ExitCannotExec  = 126 // the command exists but cannot be executed
+	ExitNotFound    = 127 // the command was not found
+	// 128+N: the command died of signal N, or zklock was stopped by signal N
+	// while it was still waiting.
+)
+
+// exitCodeHelp is shown in `zklock --help` and the README; keep them equal.
+const exitCodeHelp = `Exit codes:
+  CMD's own   the command ran and exited with this code
+  128+N       the command died of signal N (or zklock got signal N while waiting)
+  64          usage error: bad flag, path or arguments
+  69          ZooKeeper unreachable, or no session within --connect-timeout
+  75          busy (tryrun) or --timeout expired; change with --conflict-exit-code
+  76          the lock was lost while the command ran (the command was stopped)
+  77          auth or ACL refused
+  124         --max-runtime expired (the command was stopped)
+  126         command not executable
+  127         command not found`

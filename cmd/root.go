@@ -1,0 +1,139 @@
+// Package cmd is zklock's command line: it parses and validates flags into
+// options structs and hands them to the runner, lock and view packages. It is
+// also the one place that turns an outcome into an exit code.
+package cmd
+
+import (
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// Environment variables read for defaults.
+const (
+	envServers = "ZKLOCK_SERVERS"
+	envAuth    = "ZKLOCK_AUTH"
+)
+
+// globalOptions are the connection flags every command shares.
+type globalOptions struct {
+	Servers        string
+	SessionTimeout time.Duration
+	ConnectTimeout time.Duration
+	Auth           string
+	Verbose        bool
+}
+
+// connOptions validates the connection flags.
+func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
+	cs, err := zkconn.ParseConnString(g.Servers)
+	if err != nil {
+		return zkconn.Options{}, &UsageError{Err: err}
+	}
+	if g.SessionTimeout <= 0 {
+		return zkconn.Options{}, usageErrorf("--session-timeout must be positive")
+	}
+	if g.ConnectTimeout <= 0 {
+		return zkconn.Options{}, usageErrorf("--connect-timeout must be positive")
+	}
+	o := zkconn.Options{ConnString: cs, SessionTimeout: g.SessionTimeout, ConnectTimeout: g.ConnectTimeout}
+	if g.Auth != "" {
+		a, err := zkconn.ParseAuth(g.Auth)
+		if err != nil {
+			return zkconn.Options{}, &UsageError{Err: err}
+		}
+		o.Auth = &a
+	}
+	if g.Verbose {
+		o.Debugf = func(format string, args ...any) { u.logf("zk: "+format, args...) }
+	}
+	return o, nil
+}
+
+// Main runs zklock with the process's arguments and returns the exit code.
+func Main() int {
+	return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	u := newUI(stdout, stderr)
+	root := newCmdRoot(u)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if msg := message(err); msg != "" {
+		u.errorf("%s", msg)
+	}
+	return exitCode(err)
+}
+
+func newCmdRoot(u *ui) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "zklock",
+		Short: "Run a command while holding a lock in ZooKeeper: flock(1) for a fleet",
+		Long: `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
+cron job, a CI stage or an ops script runs on one machine at a time.
+
+Waiters queue in FIFO order and each watches only the waiter ahead of it, so a
+release wakes exactly one process. The lock's nodes are ephemeral: if zklock or
+its host dies, the lock is released when the session expires.
+
+` + exitCodeHelp + `
+
+Environment:
+  ZKLOCK_SERVERS   default for --servers
+  ZKLOCK_AUTH      default for --auth
+  NO_COLOR         disables colour`,
+		Example: `  zklock run --path /locks/backup -- /usr/local/bin/backup.sh
+  zklock tryrun --path /locks/deploy -- make deploy
+  zklock run --path /locks/db-migrate --timeout 10m -- ./migrate up
+  zklock list --path /locks
+  zklock holders --path /locks/backup --json`,
+		Args:          noArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return c.Help()
+		},
+	}
+	root.SetOut(u.out)
+	root.SetErr(u.err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.CompletionOptions.DisableDefaultCmd = true
+
+	servers := os.Getenv(envServers)
+	if servers == "" {
+		servers = "127.0.0.1:2181"
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.Servers, "servers", servers, "ZooKeeper connect string host:port[,host:port...][/chroot] (env "+envServers+")")
+	pf.DurationVar(&g.SessionTimeout, "session-timeout", zkconn.DefaultSessionTimeout, "ZooKeeper session timeout to ask for (the server may clamp it)")
+	pf.DurationVar(&g.ConnectTimeout, "connect-timeout", zkconn.DefaultConnectTimeout, "give up (exit 69) if no session is established within this time")
+	pf.StringVar(&g.Auth, "auth", os.Getenv(envAuth), "digest credentials user:password as digest:user:password (env "+envAuth+")")
+	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
+	root.PreRun = func(*cobra.Command, []string) { u.verbose = g.Verbose }
+
+	root.AddCommand(
+		newCmdRun(g, u, false, nil),
+		newCmdRun(g, u, true, nil),
+		newCmdList(g, u, nil),
+		newCmdHolders(g, u, nil),
+		newCmdVersion(u),
+	)
+	return root
+}
+
+// noArgs refuses positional arguments as a usage error.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		if c.HasSubCommands() {
+			return usageErrorf("unknown command %q", args[0])
+		}
+		return usageErrorf("unexpected argument %q", args[0])
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/lockexec"
+	"github.com/zklock/zklock/runner"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// runOptions are run's and tryrun's flags.
+type runOptions struct {
+	Global       *globalOptions
+	Try          bool
+	Path         string
+	Timeout      time.Duration
+	HasTimeout   bool
+	ConflictCode int
+	OnLost       string
+	KillGrace    time.Duration
+	MaxRuntime   time.Duration
+	Argv         []string
+}
+
+func newCmdRun(g *globalOptions, u *ui, try bool, runF func(context.Context, *runOptions) error) *cobra.Command {
+	o := &runOptions{Global: g, Try: try}
+	c := &cobra.Command{
+		Use:   "run --path PATH [flags] -- CMD [ARGS...]",
+		Short: "Wait for the lock, run the command, release the lock",
+		Long: `Join the queue for the lock at --path, run CMD once the lock is held, and
+release it when CMD exits. zklock exits with CMD's exit code.
+
+stdin, stdout and stderr pass straight through. While CMD runs, SIGINT,
+SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to zklock are forwarded to
+it. While zklock is still waiting, those signals make it leave the queue and
+exit 128+N. CMD sees ZKLOCK_PATH, ZKLOCK_NODE, ZKLOCK_SESSION_ID and
+ZKLOCK_FENCING_TOKEN in its environment.
+
+` + exitCodeHelp,
+		Example: `  zklock run --path /locks/nightly-report -- ./report.sh --full
+  zklock run --path /locks/deploy --timeout 5m -- make deploy`,
+	}
+	if try {
+		c.Use = "tryrun --path PATH [flags] -- CMD [ARGS...]"
+		c.Short = "Run the command only if the lock is free now"
+		c.Long = `Run CMD under the lock at --path only if the lock is free right now.
+Otherwise exit 75 at once (or --conflict-exit-code) and say on stderr who
+holds the lock. Like flock -n.
+
+` + exitCodeHelp
+		c.Example = `  zklock tryrun --path /locks/cleanup -- ./cleanup.sh || echo "skipped: already running"`
+	}
+	f := c.Flags()
+	f.StringVar(&o.Path, "path", "", "lock path, e.g. /locks/job (required)")
+	if !try {
+		f.DurationVar(&o.Timeout, "timeout", 0, "give up waiting after this long (exit 75); 0 means do not wait at all; default: wait forever")
+	}
+	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
+	f.StringVar(&o.OnLost, "on-lost", "terminate", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
+	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD")
+	f.DurationVar(&o.MaxRuntime, "max-runtime", 0, "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
+	c.Args = func(c *cobra.Command, args []string) error {
+		dash := c.ArgsLenAtDash()
+		switch {
+		case dash < 0 && len(args) > 0:
+			return usageErrorf("missing -- before the command: zklock %s --path P -- %s", c.Name(), strings.Join(args, " "))
+		case dash > 0:
+			return usageErrorf("unexpected argument %q before --", args[0])
+		case len(args) == 0:
+			return usageErrorf("missing command: zklock %s --path P -- CMD [ARGS...]", c.Name())
+		}
+		return nil
+	}
+	c.RunE = func(c *cobra.Command, args []string) error {
+		u.verbose = g.Verbose
+		o.Argv = args
+		o.HasTimeout = !try && c.Flags().Changed("timeout")
+		if runF != nil {
+			return runF(c.Context(), o)
+		}
+		ro, err := o.validate(u)
+		if err != nil {
+			return err
+		}
+		return runner.Run(c.Context(), ro)
+	}
+	return c
+}
+
+// validate turns the flags into runner options.
+func (o *runOptions) validate(u *ui) (runner.Options, error) {
+	var ro runner.Options
+	if o.Path == "" {
+		return ro, usageErrorf("--path is required")
+	}
+	if err := zkconn.ValidatePath(o.Path); err != nil {
+		return ro, &UsageError{Err: err}
+	}
+	if o.Timeout < 0 {
+		return ro, usageErrorf("--timeout must not be negative")
+	}
+	if o.ConflictCode < 0 || o.ConflictCode > 255 {
+		return ro, usageErrorf("--conflict-exit-code must be between 0 and 255")
+	}
+	policy := lockexec.Terminate
+	switch o.OnLost {
+	case "terminate":
+	case "ignore":
+		policy = lockexec.Ignore
+	default:
+		return ro, usageErrorf("--on-lost must be terminate or ignore, not %q", o.OnLost)
+	}
+	if o.KillGrace < 0 || o.MaxRuntime < 0 {
+		return ro, usageErrorf("--kill-grace and --max-runtime must not be negative")
+	}
+	conn, err := o.Global.connOptions(u)
+	if err != nil {
+		return ro, err
+	}
+	return runner.Options{
+		Conn: conn, Path: o.Path, Argv: o.Argv, Try: o.Try,
+		Timeout: o.Timeout, HasTimeout: o.HasTimeout, ConflictCode: o.ConflictCode,
+		Version: Version(), OnLost: policy, KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
+		Logf: u.logf, Warnf: u.warnf,
+	}, nil
+}

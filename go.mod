@@ -1,0 +1,19 @@
+module github.com/zklock/zklock
+
+go 1.26.8
+
+require (
+	github.com/fatih/color v1.19.0
+	github.com/go-zookeeper/zk v1.0.4
+	github.com/mattn/go-isatty v0.0.24
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/spf13/cobra v1.10.2
+	golang.org/x/sys v0.42.0
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)

@@ -1,0 +1,61 @@
+package zktest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+// Dial opens a plain go-zookeeper session, independent of the code under
+// test, for looking at the server's state (children, stats, ACLs). It waits
+// for the session under ctx.
+func Dial(ctx context.Context, addrs []string) (*zk.Conn, error) {
+	conn, _, err := zk.Connect(addrs, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+	if err != nil {
+		return nil, err
+	}
+	for conn.State() != zk.StateHasSession {
+		select {
+		case <-ctx.Done():
+			conn.Close()
+			return nil, fmt.Errorf("zktest: no session with %v: %w", addrs, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return conn, nil
+}
+
+// DialT is Dial for a test: it fails the test on error and closes the
+// session when the test ends.
+func DialT(tb testing.TB, addrs []string) *zk.Conn {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := Dial(ctx, addrs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(conn.Close)
+	return conn
+}
+
+// Eventually polls cond every 20ms until it holds, and fails the test if it
+// does not within the given time. Tests poll for the state they expect
+// rather than sleeping and hoping.
+func Eventually(tb testing.TB, within time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

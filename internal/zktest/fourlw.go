@@ -1,0 +1,289 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultFourLetterTimeout bounds a four-letter command whose context has
+// no deadline. A deadline is essential, not a nicety: ZooKeeper 3.8 accepts
+// connections on the client port slightly before its database is set up,
+// and a command that arrives in that window hits a NullPointerException
+// while closing the socket, so the reply never ends and a read without a
+// deadline hangs forever.
+const DefaultFourLetterTimeout = 5 * time.Second
+
+// ErrNotServing is returned by the parsing helpers when the server answers
+// "This ZooKeeper instance is not currently serving requests", which it
+// does while starting, while an ensemble member has no quorum, and during
+// leader election.
+var ErrNotServing = errors.New("zktest: server is not currently serving requests")
+
+const notServingReply = "This ZooKeeper instance is not currently serving requests"
+
+// FourLetter sends a four-letter admin command (ruok, srvr, mntr, wchp, ...)
+// to addr and returns the raw reply, read until the server closes the
+// connection.
+func FourLetter(ctx context.Context, addr, cmd string) (string, error) {
+	if len(cmd) != 4 {
+		return "", fmt.Errorf("zktest: four-letter command %q is not four letters", cmd)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultFourLetterTimeout)
+		defer cancel()
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("zktest: %s %s: %w", cmd, addr, err)
+	}
+	defer conn.Close()
+	dl, _ := ctx.Deadline()
+	conn.SetDeadline(dl)
+	// Cancellation (not just the deadline) must also unblock the read.
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := conn.Write([]byte(cmd)); err != nil {
+		return "", fmt.Errorf("zktest: %s %s: %w", cmd, addr, err)
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			err = cerr
+		} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			// The socket deadline is the context's; the timer that marks
+			// the context done may not have fired yet.
+			err = fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+		}
+		return string(b), fmt.Errorf("zktest: %s %s: reading reply: %w", cmd, addr, err)
+	}
+	return string(b), nil
+}
+
+// fourLetterChecked runs cmd and turns the server's refusals into errors.
+func fourLetterChecked(ctx context.Context, addr, cmd string) (string, error) {
+	out, err := FourLetter(ctx, addr, cmd)
+	if err != nil {
+		return "", err
+	}
+	if err := checkReply(cmd, out); err != nil {
+		return "", fmt.Errorf("%w (%s %s)", err, cmd, addr)
+	}
+	return out, nil
+}
+
+func checkReply(cmd, out string) error {
+	switch {
+	case strings.HasPrefix(out, notServingReply):
+		return ErrNotServing
+	case strings.Contains(out, "is not executed because it is not in the whitelist"):
+		return fmt.Errorf("zktest: %s is not in 4lw.commands.whitelist", cmd)
+	}
+	return nil
+}
+
+// Ruok reports whether addr answers "ruok" with "imok". Note that a quorum
+// member answers imok even while it has no quorum and serves no clients;
+// use Srvr (Mode) to learn whether it is actually serving.
+func Ruok(ctx context.Context, addr string) (bool, error) {
+	out, err := FourLetter(ctx, addr, "ruok")
+	if err != nil {
+		return false, err
+	}
+	return out == "imok", nil
+}
+
+// Srvr runs "srvr" and returns its "Key: value" lines, e.g. "Mode"
+// (standalone, leader or follower), "Zxid", "Node count", "Connections".
+func Srvr(ctx context.Context, addr string) (map[string]string, error) {
+	out, err := fourLetterChecked(ctx, addr, "srvr")
+	if err != nil {
+		return nil, err
+	}
+	return ParseSrvr(out)
+}
+
+// Mntr runs "mntr" and returns its key/value pairs, e.g. zk_watch_count,
+// zk_znode_count, zk_ephemerals_count, zk_num_alive_connections,
+// zk_server_state. zk_watch_count counts data and child watches.
+func Mntr(ctx context.Context, addr string) (map[string]string, error) {
+	out, err := fourLetterChecked(ctx, addr, "mntr")
+	if err != nil {
+		return nil, err
+	}
+	return ParseMntr(out)
+}
+
+// Wchp runs "wchp" and returns, per path, the ids of the sessions watching
+// it (sorted). Beware: ZooKeeper 3.8 lists only data watches here (set by
+// exists and getData); watches set by getChildren do not appear in wchp or
+// wchc, although they are counted in Mntr's zk_watch_count.
+func Wchp(ctx context.Context, addr string) (map[string][]int64, error) {
+	out, err := fourLetterChecked(ctx, addr, "wchp")
+	if err != nil {
+		return nil, err
+	}
+	return ParseWchp(out)
+}
+
+// Wchc runs "wchc" and returns, per session id, the watched paths (sorted).
+// Like Wchp it shows only data watches.
+func Wchc(ctx context.Context, addr string) (map[int64][]string, error) {
+	out, err := fourLetterChecked(ctx, addr, "wchc")
+	if err != nil {
+		return nil, err
+	}
+	return ParseWchc(out)
+}
+
+// Cons returns the raw "cons" reply: one line per client connection with its
+// session id, timeout and counters.
+func Cons(ctx context.Context, addr string) (string, error) {
+	return fourLetterChecked(ctx, addr, "cons")
+}
+
+// Stat returns the raw "stat" reply.
+func Stat(ctx context.Context, addr string) (string, error) {
+	return fourLetterChecked(ctx, addr, "stat")
+}
+
+// ParseSrvr parses "Key: value" lines as printed by srvr and stat.
+func ParseSrvr(out string) (map[string]string, error) {
+	if err := checkReply("srvr", out); err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue // e.g. stat's "Clients:" header and its client lines
+		}
+		m[k] = v
+	}
+	if _, ok := m["Mode"]; !ok {
+		return nil, fmt.Errorf("zktest: unexpected srvr reply %q", out)
+	}
+	return m, nil
+}
+
+// ParseMntr parses mntr's "key<TAB>value" lines.
+func ParseMntr(out string) (map[string]string, error) {
+	if err := checkReply("mntr", out); err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "\t")
+		if !ok {
+			return nil, fmt.Errorf("zktest: unexpected mntr line %q", line)
+		}
+		m[k] = v
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("zktest: empty mntr reply")
+	}
+	return m, nil
+}
+
+// ParseWchp parses wchp's reply: each watched path on a line of its own,
+// followed by one "\t0x<session id in hex>" line per watching session, and
+// a blank line at the end ("\n" alone when nothing is watched).
+func ParseWchp(out string) (map[string][]int64, error) {
+	if err := checkReply("wchp", out); err != nil {
+		return nil, err
+	}
+	m := map[string][]int64{}
+	cur, have := "", false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "\t"):
+			if !have {
+				return nil, fmt.Errorf("zktest: wchp: session line %q before any path", line)
+			}
+			id, err := ParseSessionID(strings.TrimSpace(line))
+			if err != nil {
+				return nil, fmt.Errorf("zktest: wchp: %w", err)
+			}
+			m[cur] = append(m[cur], id)
+		default:
+			if !strings.HasPrefix(line, "/") {
+				return nil, fmt.Errorf("zktest: wchp: unexpected line %q", line)
+			}
+			cur, have = line, true
+			if _, ok := m[cur]; !ok {
+				m[cur] = nil
+			}
+		}
+	}
+	for _, ids := range m {
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	}
+	return m, nil
+}
+
+// ParseWchc parses wchc's reply, the transpose of wchp: a "0x<session id>"
+// line followed by "\t<path>" lines.
+func ParseWchc(out string) (map[int64][]string, error) {
+	if err := checkReply("wchc", out); err != nil {
+		return nil, err
+	}
+	m := map[int64][]string{}
+	var cur int64
+	have := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "\t"):
+			if !have {
+				return nil, fmt.Errorf("zktest: wchc: path line %q before any session", line)
+			}
+			m[cur] = append(m[cur], line[1:])
+		default:
+			id, err := ParseSessionID(line)
+			if err != nil {
+				return nil, fmt.Errorf("zktest: wchc: %w", err)
+			}
+			cur, have = id, true
+			if _, ok := m[cur]; !ok {
+				m[cur] = nil
+			}
+		}
+	}
+	for _, ps := range m {
+		sort.Strings(ps)
+	}
+	return m, nil
+}
+
+// ParseSessionID parses a session id as ZooKeeper prints it ("0x" and
+// lower-case hex) into the int64 that clients report (e.g. go-zookeeper's
+// Conn.SessionID). Ids are parsed as unsigned 64-bit values because the
+// server id occupies the top byte.
+func ParseSessionID(s string) (int64, error) {
+	h, ok := strings.CutPrefix(s, "0x")
+	if !ok {
+		return 0, fmt.Errorf("session id %q lacks 0x prefix", s)
+	}
+	u, err := strconv.ParseUint(h, 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("session id %q: %w", s, err)
+	}
+	return int64(u), nil
+}
+
+// FormatSessionID formats a session id the way ZooKeeper prints it.
+func FormatSessionID(id int64) string {
+	return "0x" + strconv.FormatUint(uint64(id), 16)
+}

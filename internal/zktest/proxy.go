@@ -1,0 +1,477 @@
+package zktest
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// ZooKeeper request opcodes, for Proxy.DropReplyAfter.
+const (
+	OpCreate          int32 = 1
+	OpDelete          int32 = 2
+	OpExists          int32 = 3
+	OpGetData         int32 = 4
+	OpSetData         int32 = 5
+	OpGetChildren2    int32 = 12
+	OpMulti           int32 = 14
+	OpCreate2         int32 = 15
+	OpCreateContainer int32 = 19
+)
+
+// maxFrame is the largest length prefix treated as a ZooKeeper frame. A
+// four-letter command sent through the proxy starts with four ASCII
+// letters, which read as a length of over a billion; anything that large
+// (or negative) switches the connection to plain byte forwarding.
+const maxFrame = 64 << 20
+
+// Proxy is a TCP proxy on 127.0.0.1 in front of one ZooKeeper server, for
+// injecting network faults between a client and the server. All methods
+// are safe for concurrent use.
+//
+// It understands just enough of the ZooKeeper wire protocol (length-
+// prefixed frames, the xid and opcode at the start of each request, the xid
+// at the start of each reply) to drop one specific reply; otherwise it
+// forwards bytes unchanged.
+type Proxy struct {
+	target string
+	ln     net.Listener
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	closed    bool
+	cut       bool
+	blackhole bool
+	delay     time.Duration
+	changed   chan struct{} // closed and replaced on every state change
+	conns     map[*proxyConn]struct{}
+	trapArmed bool
+	trapOp    int32
+	trapFired chan struct{}
+	fires     int
+}
+
+// NewProxy listens on a free loopback port and forwards every accepted
+// connection to target.
+func NewProxy(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("zktest: proxy listen: %w", err)
+	}
+	p := &Proxy{
+		target:    target,
+		ln:        ln,
+		changed:   make(chan struct{}),
+		conns:     map[*proxyConn]struct{}{},
+		trapFired: make(chan struct{}),
+	}
+	p.wg.Add(1)
+	go p.acceptLoop()
+	return p, nil
+}
+
+// Addr is the address clients should connect to.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Target is the address the proxy forwards to.
+func (p *Proxy) Target() string { return p.target }
+
+// Close stops listening, closes every connection and waits for the
+// proxy's goroutines to finish. It is idempotent.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	conns := p.snapshotConnsLocked()
+	p.notifyLocked()
+	p.mu.Unlock()
+	err := p.ln.Close()
+	for _, c := range conns {
+		c.close()
+	}
+	p.wg.Wait()
+	return err
+}
+
+// Cut closes every live connection and, until Heal, closes new ones as
+// soon as they are accepted: the client sees its connection drop and every
+// reconnect attempt fail, as if the server were unreachable.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	p.cut = true
+	conns := p.snapshotConnsLocked()
+	p.notifyLocked()
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+// Blackhole keeps connections open (and accepts new ones) but silently
+// discards all bytes in both directions until Heal: the client sees
+// silence rather than a reset, as in a network partition, and has to rely
+// on its own timeouts. End-of-stream is not passed on either, so the
+// server does not learn that a client went away.
+func (p *Proxy) Blackhole() {
+	p.mu.Lock()
+	p.blackhole = true
+	p.notifyLocked()
+	p.mu.Unlock()
+}
+
+// SetDelay delays forwarding of everything, in both directions, by d
+// (measured from when the proxy received it). Zero turns delay off. A
+// change applies to data already waiting in the proxy too.
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.notifyLocked()
+	p.mu.Unlock()
+}
+
+// Heal restores normal forwarding: new connections are accepted again,
+// and existing ones stop being blackholed or delayed. It also disarms a
+// DropReplyAfter trap that has not caught a request yet. Connections closed
+// by Cut stay closed; clients must reconnect.
+func (p *Proxy) Heal() {
+	p.mu.Lock()
+	p.cut = false
+	p.blackhole = false
+	p.delay = 0
+	p.trapArmed = false
+	p.notifyLocked()
+	p.mu.Unlock()
+}
+
+// DropReplyAfter arms a one-shot trap for the next request with the given
+// opcode (OpCreate, OpCreate2, ...) on any connection. That request is
+// forwarded to the server as usual; when the server's reply to it (same
+// xid) arrives, the proxy discards the reply and closes both sides of the
+// connection. The server has then applied the request but the client never
+// learns the outcome - the situation a GUID-protected create exists for.
+// The returned channel (also returned by Fired until the next arming) is
+// closed when the trap has fired. Later connections are forwarded normally.
+//
+// If the connection dies before the reply arrives the trap is re-armed.
+func (p *Proxy) DropReplyAfter(opcode int32) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trapArmed = true
+	p.trapOp = opcode
+	p.trapFired = make(chan struct{})
+	return p.trapFired
+}
+
+// Fired returns the channel of the most recently armed DropReplyAfter trap;
+// it is closed once that trap has fired.
+func (p *Proxy) Fired() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.trapFired
+}
+
+// FiredCount is how many DropReplyAfter traps have fired.
+func (p *Proxy) FiredCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fires
+}
+
+// Conns is the number of live proxied connections.
+func (p *Proxy) Conns() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
+func (p *Proxy) snapshotConnsLocked() []*proxyConn {
+	cs := make([]*proxyConn, 0, len(p.conns))
+	for c := range p.conns {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// notifyLocked wakes every goroutine waiting for a state change.
+func (p *Proxy) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// state returns what a forwarding goroutine needs to know, plus a channel
+// that is closed on the next change.
+func (p *Proxy) state() (blackhole bool, delay time.Duration, changed <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.blackhole, p.delay, p.changed
+}
+
+func (p *Proxy) acceptLoop() {
+	defer p.wg.Done()
+	for {
+		conn, err := p.ln.Accept()
+		if err != nil {
+			p.mu.Lock()
+			closed := p.closed
+			p.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // e.g. out of file descriptors
+			continue
+		}
+		p.mu.Lock()
+		if p.closed || p.cut {
+			p.mu.Unlock()
+			conn.Close()
+			continue
+		}
+		c := &proxyConn{p: p, client: conn, done: make(chan struct{})}
+		p.conns[c] = struct{}{}
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go c.run()
+	}
+}
+
+// proxyConn is one client connection and its connection to the server.
+type proxyConn struct {
+	p      *Proxy
+	client net.Conn
+	done   chan struct{} // closed by close
+	once   sync.Once
+
+	mu          sync.Mutex
+	server      net.Conn
+	trapPending bool
+	trapXid     int32
+	trapFired   chan struct{}
+	trapDone    bool
+}
+
+func (c *proxyConn) close() {
+	c.once.Do(func() {
+		close(c.done)
+		c.client.Close()
+		c.mu.Lock()
+		if c.server != nil {
+			c.server.Close()
+		}
+		pending, fired := c.trapPending && !c.trapDone, c.trapFired
+		c.mu.Unlock()
+		c.p.mu.Lock()
+		delete(c.p.conns, c)
+		// The caught request may never have reached the server: re-arm
+		// unless a newer trap replaced this one.
+		if pending && c.p.trapFired == fired && !c.p.trapArmed {
+			c.p.trapArmed = true
+		}
+		c.p.mu.Unlock()
+	})
+}
+
+func (c *proxyConn) run() {
+	defer c.p.wg.Done()
+	d := net.Dialer{Timeout: 5 * time.Second}
+	server, err := d.Dial("tcp", c.p.target)
+	if err != nil {
+		c.close()
+		return
+	}
+	c.mu.Lock()
+	c.server = server
+	c.mu.Unlock()
+	select {
+	case <-c.done: // closed (Cut, Close) while dialling
+		server.Close()
+		return
+	default:
+	}
+	// Four goroutines: a reader and a writer per direction, joined by a
+	// channel that doubles as the delay line. When both directions have
+	// ended (each side closed its half), the connection is done.
+	var wg sync.WaitGroup
+	wg.Add(4)
+	up := make(chan chunk, 64)
+	down := make(chan chunk, 64)
+	go c.read(&wg, c.client, up, true)
+	go c.write(&wg, server, up)
+	go c.read(&wg, server, down, false)
+	go c.write(&wg, c.client, down)
+	wg.Wait()
+	c.close()
+}
+
+// chunk is a unit of forwarding: one ZooKeeper frame, or raw bytes once a
+// connection is found not to speak the framed protocol.
+type chunk struct {
+	data []byte
+	at   time.Time
+}
+
+// read reads frames from src and queues them for the writer. fromClient
+// selects which way the frames are parsed for the DropReplyAfter trap.
+func (c *proxyConn) read(wg *sync.WaitGroup, src net.Conn, out chan<- chunk, fromClient bool) {
+	defer wg.Done()
+	defer close(out)
+	fr := frameReader{r: bufio.NewReaderSize(src, 64<<10), first: true}
+	for {
+		data, framed, err := fr.next()
+		if len(data) > 0 {
+			if blackhole, _, _ := c.p.state(); !blackhole {
+				if framed && !fr.first {
+					if fromClient {
+						c.inspectRequest(data)
+					} else if c.inspectReply(data) {
+						return // trap fired; connection closed
+					}
+				}
+				select {
+				case out <- chunk{data: data, at: time.Now()}:
+				case <-c.done:
+					return
+				}
+			}
+		}
+		fr.first = false
+		if err != nil {
+			return
+		}
+	}
+}
+
+// write forwards chunks to dst, honouring delay and blackhole. When the
+// reader ends (source closed its side) it passes the half-close on, unless
+// blackholed, in which case it waits: in a partition no FIN gets through.
+func (c *proxyConn) write(wg *sync.WaitGroup, dst net.Conn, in <-chan chunk) {
+	defer wg.Done()
+	for ch := range in {
+		for {
+			blackhole, delay, changed := c.p.state()
+			if blackhole {
+				break
+			}
+			wait := time.Until(ch.at.Add(delay))
+			if wait <= 0 {
+				if _, err := dst.Write(ch.data); err != nil {
+					c.close()
+					return
+				}
+				break
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-changed:
+			case <-c.done:
+				t.Stop()
+				return
+			}
+			t.Stop()
+		}
+	}
+	for {
+		blackhole, _, changed := c.p.state()
+		if !blackhole {
+			break
+		}
+		select {
+		case <-changed:
+		case <-c.done:
+			return
+		}
+	}
+	if tc, ok := dst.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+}
+
+// inspectRequest springs an armed trap on a request with the trapped
+// opcode. It runs before the request is queued for the server, so the
+// reply cannot overtake it.
+func (c *proxyConn) inspectRequest(frame []byte) {
+	if len(frame) < 12 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(frame[4:8]))
+	op := int32(binary.BigEndian.Uint32(frame[8:12]))
+	p := c.p
+	p.mu.Lock()
+	if !p.trapArmed || op != p.trapOp {
+		p.mu.Unlock()
+		return
+	}
+	p.trapArmed = false
+	fired := p.trapFired
+	p.mu.Unlock()
+	c.mu.Lock()
+	c.trapPending, c.trapDone, c.trapXid, c.trapFired = true, false, xid, fired
+	c.mu.Unlock()
+}
+
+// inspectReply reports whether frame is the reply the trap waits for; if
+// so it closes the connection and signals that the trap fired.
+func (c *proxyConn) inspectReply(frame []byte) bool {
+	if len(frame) < 8 {
+		return false
+	}
+	xid := int32(binary.BigEndian.Uint32(frame[4:8]))
+	c.mu.Lock()
+	hit := c.trapPending && !c.trapDone && xid == c.trapXid
+	if hit {
+		c.trapDone = true
+	}
+	fired := c.trapFired
+	c.mu.Unlock()
+	if !hit {
+		return false
+	}
+	c.close()
+	c.p.mu.Lock()
+	c.p.fires++
+	c.p.mu.Unlock()
+	close(fired)
+	return true
+}
+
+// frameReader splits a stream into ZooKeeper frames (a 4-byte big-endian
+// length followed by that many bytes). The first frame on a connection is
+// the ConnectRequest or ConnectResponse, which has no xid; first tells the
+// caller so. A length that cannot be a frame switches to raw mode.
+type frameReader struct {
+	r     *bufio.Reader
+	raw   bool
+	first bool
+}
+
+// next returns the next frame (framed=true) or raw chunk, and any error
+// that ended the stream after it.
+func (f *frameReader) next() (data []byte, framed bool, err error) {
+	if f.raw {
+		buf := make([]byte, 32<<10)
+		n, err := f.r.Read(buf)
+		return buf[:n], false, err
+	}
+	var hdr [4]byte
+	n, err := io.ReadFull(f.r, hdr[:])
+	if err != nil {
+		return hdr[:n], false, err
+	}
+	size := int32(binary.BigEndian.Uint32(hdr[:]))
+	if size < 0 || size > maxFrame {
+		f.raw = true
+		return hdr[:], false, nil
+	}
+	frame := make([]byte, 4+int(size))
+	copy(frame, hdr[:])
+	n, err = io.ReadFull(f.r, frame[4:])
+	return frame[:4+n], err == nil, err
+}

@@ -1,0 +1,86 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// One real server for the whole package: a JVM start costs seconds. Each
+// test works under its own path.
+var server *zktest.Cluster
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, err := zktest.StartStandalone(ctx, zktest.Options{})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lock tests need a real ZooKeeper:", err)
+		os.Exit(1)
+	}
+	server = c
+	code := m.Run()
+	server.Stop()
+	os.Exit(code)
+}
+
+var pathSeq atomic.Int64
+
+// testPath gives each test its own lock path.
+func testPath(t *testing.T) string {
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("/t/%s-%d/lock", name, pathSeq.Add(1))
+}
+
+func dial(t *testing.T, servers string, auth *zkconn.Auth) *zkconn.Client {
+	t.Helper()
+	cs, err := zkconn.ParseConnString(servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := zkconn.Dial(ctx, zkconn.Options{ConnString: cs, SessionTimeout: 4 * time.Second, Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func client(t *testing.T) *zkconn.Client { return dial(t, server.ConnectString(), nil) }
+
+// raw is a plain go-zookeeper connection for looking at the server's state
+// independently of the code under test.
+func raw(t *testing.T) *zk.Conn { return zktest.DialT(t, server.Addrs()) }
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	zktest.Eventually(t, within, what, cond)
+}
+
+// assertGone proves nothing is left: the lock path and its parent containers
+// are reaped by the server once empty.
+func assertGone(t *testing.T, path string) {
+	t.Helper()
+	conn := raw(t)
+	eventually(t, 10*time.Second, path+" to be reaped", func() bool {
+		ok, _, err := conn.Exists(path)
+		return err == nil && !ok
+	})
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,306 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// maxCreateAttempts bounds how often a create is retried after NoNode: each
+// retry means a parent container was reaped between two calls, which needs a
+// release racing our join; more than a handful in a row means something else
+// is deleting the path.
+const maxCreateAttempts = 8
+
+// cleanupTimeout bounds deleting our node on the way out after a failure or
+// a cancelled wait, which must happen even though the caller's context is
+// already done.
+const cleanupTimeout = 5 * time.Second
+
+// Options configure Acquire.
+type Options struct {
+	// Data is written into our contender node (see Owner).
+	Data []byte
+	// Kind is Exclusive for a mutex or a write lock, Shared for a read lock.
+	Kind Kind
+	// Try makes Acquire give up at once, with a *BusyError, if the lock is
+	// not free.
+	Try bool
+	// OnWait, if set, is called each time Acquire starts waiting, with our
+	// 1-based position and the contender we wait for.
+	OnWait func(position int, ahead Contender)
+}
+
+// Lease is a held lock.
+type Lease struct {
+	c *zkconn.Client
+	// Path is the lock path; Node is our contender node under it.
+	Path, Node string
+	// Seq is our node's sequence number.
+	Seq int32
+}
+
+// BusyError is returned by a Try acquisition when someone else holds the lock.
+type BusyError struct {
+	Path   string
+	Holder Contender
+	Owner  Owner  // when the holder is a zklock
+	Raw    string // the holder's data when it is not
+	Ours   bool
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%s is busy: held by %s", e.Path, Describe(e.Holder, e.Owner, e.Raw, e.Ours))
+}
+
+// Describe says who a contender is, in one line, as well as its data tells.
+func Describe(c Contender, o Owner, raw string, ours bool) string {
+	if ours {
+		s := fmt.Sprintf("%s pid %d", o.Host, o.PID)
+		if o.User != "" {
+			s = o.User + "@" + s
+		}
+		if len(o.Cmd) > 0 {
+			s += fmt.Sprintf(" (%s)", strings.Join(o.Cmd, " "))
+		}
+		if !o.Since.IsZero() {
+			s += " since " + o.Since.Local().Format(time.RFC3339)
+		}
+		return s
+	}
+	if raw != "" {
+		return fmt.Sprintf("%s client %q (node %s)", c.Flavor, raw, c.Name)
+	}
+	return fmt.Sprintf("%s client (node %s)", c.Flavor, c.Name)
+}
+
+// Acquire joins the queue at path and returns once the lock is held, ctx is
+// done, or the lock is busy and o.Try is set. On every failure after joining
+// it deletes its node before returning, so nothing is left behind.
+func Acquire(ctx context.Context, c *zkconn.Client, path string, o Options) (*Lease, error) {
+	if err := zkconn.ValidatePath(path); err != nil {
+		return nil, err
+	}
+	stem := curatorPrefix + newUUID() + nodeInfix(o.Kind)
+	node, err := createProtected(ctx, c, path, stem, o.Data)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lease{c: c, Path: path, Node: node}
+	if err := l.wait(ctx, o); err != nil {
+		l.cleanup()
+		return nil, err
+	}
+	return l, nil
+}
+
+// nodeInfix is the text between the protection prefix and the sequence
+// number. Exclusive contenders use Curator InterProcessMutex's "-lock-".
+func nodeInfix(k Kind) string {
+	if k == Shared {
+		return "-__READ__"
+	}
+	return "-lock-"
+}
+
+// createProtected creates our ephemeral-sequential node. If the connection
+// drops after the server applied the create but before its reply arrived, the
+// node exists but we do not know its name; a second create would leave the
+// first one in the queue, ahead of us, for as long as our session lives. So
+// the name carries a fresh GUID, and after a connection loss we look for it
+// before creating again.
+func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, data []byte) (string, error) {
+	for attempt := 1; ; attempt++ {
+		node, err := c.Create(ctx, zkconn.Join(path, stem), data, zk.FlagEphemeralSequential)
+		switch {
+		case err == nil:
+			return node, nil
+		case errors.Is(err, zk.ErrNoNode) && attempt < maxCreateAttempts:
+			if err := ensurePath(ctx, c, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return "", err
+			}
+		case errors.Is(err, zk.ErrNoChildrenForEphemerals):
+			return "", fmt.Errorf("%w: %s cannot hold a lock queue", ErrEphemeralParent, path)
+		case zkconn.IsConnectionLoss(err):
+			node, err := findOwn(ctx, c, path, stem)
+			if err != nil {
+				return "", err
+			}
+			if node != "" {
+				return node, nil
+			}
+		default:
+			return "", err
+		}
+	}
+}
+
+// findOwn waits for the session to come back and looks for a child whose
+// name starts with stem (which holds our GUID).
+func findOwn(ctx context.Context, c *zkconn.Client, path, stem string) (string, error) {
+	for {
+		if err := c.WaitSession(ctx); err != nil {
+			return "", err
+		}
+		children, err := c.Children(ctx, path)
+		switch {
+		case err == nil:
+			for _, ch := range children {
+				if strings.HasPrefix(ch, stem) {
+					return zkconn.Join(path, ch), nil
+				}
+			}
+			return "", nil
+		case errors.Is(err, zk.ErrNoNode):
+			return "", nil
+		case zkconn.IsConnectionLoss(err):
+			continue
+		default:
+			return "", err
+		}
+	}
+}
+
+func (l *Lease) name() string { return l.Node[strings.LastIndexByte(l.Node, '/')+1:] }
+
+// wait is the herd-free loop: list the children without a watch, and if we
+// cannot hold yet, watch only the one node we wait for.
+func (l *Lease) wait(ctx context.Context, o Options) error {
+	name := l.name()
+	for {
+		children, err := l.c.Children(ctx, l.Path)
+		if err != nil {
+			if zkconn.IsConnectionLoss(err) {
+				if err := l.c.WaitSession(ctx); err != nil {
+					return err
+				}
+				continue
+			}
+			return err
+		}
+		q := Contenders(children)
+		idx := -1
+		for i := range q {
+			if q[i].Name == name {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			if err := l.c.LostErr(); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: our node %s is gone", zkconn.ErrSessionLost, l.Node)
+		}
+		l.Seq = q[idx].Seq
+		ahead := blocker(q, idx)
+		if ahead < 0 {
+			return nil
+		}
+		if o.Try {
+			return l.busy(ctx, q, idx)
+		}
+		if o.OnWait != nil {
+			o.OnWait(idx+1, q[ahead])
+		}
+		_, _, ch, err := l.c.GetW(ctx, zkconn.Join(l.Path, q[ahead].Name))
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			continue // gone already: look again
+		case err != nil && zkconn.IsConnectionLoss(err):
+			if err := l.c.WaitSession(ctx); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
+			return err
+		}
+		select {
+		case <-ch:
+			// Deleted, changed, or the watch was dropped: in every case
+			// the answer is to look again.
+		case <-l.c.Lost():
+			return l.c.LostErr()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// blocker returns the index of the contender we must wait for, or -1 if we
+// hold the lock. An exclusive contender waits for its immediate predecessor;
+// a shared one for the nearest exclusive contender ahead of it. Either way
+// each node is watched by at most one waiter, so a release wakes one waiter
+// (or, after a writer, the readers behind it, who all proceed).
+func blocker(q []Contender, idx int) int {
+	if q[idx].Kind == Exclusive {
+		return idx - 1
+	}
+	for i := idx - 1; i >= 0; i-- {
+		if q[i].Kind == Exclusive {
+			return i
+		}
+	}
+	return -1
+}
+
+// busy describes the current holder for a Try acquisition.
+func (l *Lease) busy(ctx context.Context, q []Contender, idx int) error {
+	holder := q[0]
+	for i := range q[:idx] {
+		if Holds(q, i) {
+			holder = q[i]
+			break
+		}
+	}
+	e := &BusyError{Path: l.Path, Holder: holder}
+	if data, _, err := l.c.Get(ctx, zkconn.Join(l.Path, holder.Name)); err == nil {
+		e.Owner, e.Raw, e.Ours = DecodeOwner(data)
+	}
+	return e
+}
+
+// cleanup deletes our node after a failed or abandoned wait.
+func (l *Lease) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_ = l.Release(ctx)
+}
+
+// Release deletes our node; the next waiter's watch fires. A node that is
+// already gone (its session ended) counts as released.
+func (l *Lease) Release(ctx context.Context) error {
+	for {
+		err := l.c.Delete(ctx, l.Node)
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+			return nil
+		case zkconn.IsConnectionLoss(err):
+			// The delete may have been applied; retrying is safe since a
+			// second delete answers NoNode.
+			if err := l.c.WaitSession(ctx); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// FencingToken is our node's creation zxid. Holders of one lock path are
+// served in creation order, so it grows strictly from each holder to the next.
+func (l *Lease) FencingToken(ctx context.Context) (int64, error) {
+	ok, st, err := l.c.Exists(ctx, l.Node)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("%w: our node %s is gone", zkconn.ErrSessionLost, l.Node)
+	}
+	return st.Czxid, nil
+}

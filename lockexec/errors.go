@@ -1,0 +1,110 @@
+package lockexec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrLockLost is wrapped by Run's error when the lock was lost and the
+// policy was Terminate.
+var ErrLockLost = errors.New("lock lost while the command ran")
+
+// ErrMaxRuntime is wrapped by Run's error when the command ran longer than
+// Spec.MaxRuntime.
+var ErrMaxRuntime = errors.New("command exceeded --max-runtime")
+
+// ExitError carries the command's own outcome when it did not exit 0.
+type ExitError struct {
+	// Code is what a shell would report as $?: the exit status, or 128+N
+	// when the command was killed by signal N.
+	Code int
+	// Signal is the signal that killed the command, 0 if it exited.
+	Signal syscall.Signal
+}
+
+func (e *ExitError) Error() string {
+	if e.Signal != 0 {
+		return "command killed by " + signalName(e.Signal)
+	}
+	return fmt.Sprintf("command exited with status %d", e.Code)
+}
+
+// StartError says the command could not be started. Code follows the shell
+// convention: 127 when it was not found, 126 when it was found but could
+// not be executed (no permission, a directory, not a valid executable, a
+// missing #! interpreter, ...).
+type StartError struct {
+	Name string // Argv[0] as given
+	Code int    // 127 or 126
+	Err  error  // the underlying error (exec.ErrNotFound, a syscall.Errno)
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("cannot run %s: %v", e.Name, e.Err)
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// TerminatedError is returned when Run itself stopped the command: the lock
+// was lost (policy Terminate), --max-runtime passed, or ctx was cancelled.
+// It wraps Reason, Cause and Exit, so errors.Is(err, ErrLockLost) and
+// errors.As(err, &exitErr) both work.
+type TerminatedError struct {
+	// Reason is ErrLockLost, ErrMaxRuntime or ctx.Err().
+	Reason error
+	// Cause is the error received on Spec.Lost, or context.Cause when it
+	// says more than ctx.Err(); nil otherwise.
+	Cause error
+	// Exit is how the command ended; nil when it exited 0 (a command that
+	// handles SIGTERM cleanly).
+	Exit *ExitError
+	// Killed is true when the grace period ran out and SIGKILL was sent.
+	Killed bool
+	// Grace is the grace period that applied, for the message.
+	Grace time.Duration
+}
+
+func (e *TerminatedError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Reason.Error())
+	if e.Cause != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Cause.Error())
+	}
+	b.WriteString(" (")
+	if e.Exit != nil {
+		b.WriteString(e.Exit.Error())
+	} else {
+		b.WriteString("command exited with status 0")
+	}
+	if e.Killed {
+		fmt.Fprintf(&b, "; SIGKILL after a %v grace period", e.Grace)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func (e *TerminatedError) Unwrap() []error {
+	errs := []error{e.Reason}
+	if e.Cause != nil {
+		errs = append(errs, e.Cause)
+	}
+	if e.Exit != nil {
+		errs = append(errs, e.Exit)
+	}
+	return errs
+}
+
+// exitResult converts a wait status of a command that has ended.
+func exitResult(ws syscall.WaitStatus) *ExitError {
+	switch {
+	case ws.Signaled():
+		return &ExitError{Code: 128 + int(ws.Signal()), Signal: ws.Signal()}
+	case ws.ExitStatus() != 0:
+		return &ExitError{Code: ws.ExitStatus()}
+	}
+	return nil
+}

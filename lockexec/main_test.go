@@ -1,0 +1,155 @@
+//go:build unix
+
+package lockexec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as two helper programs, chosen by envHelper:
+//
+//	run:   a miniature zklock: lockexec.Run on the command in envArgv, with
+//	       INT/TERM/HUP/QUIT forwarded; every signal it receives is logged
+//	       to envSigLog, so a test can prove the terminal did not deliver
+//	       Ctrl-C to it.
+//	shell: a miniature job-control shell for the terminal test: it starts
+//	       "run" in its own foreground process group, and when that stops
+//	       it takes the terminal back, logs it, waits for the test's go
+//	       ahead (envFgFile) and does what `fg` does.
+const (
+	envHelper   = "LOCKEXEC_TEST_HELPER"
+	envArgv     = "LOCKEXEC_TEST_ARGV"     // JSON []string
+	envSigLog   = "LOCKEXEC_TEST_SIGLOG"   // run: file to append received signals to
+	envShellLog = "LOCKEXEC_TEST_SHELLLOG" // shell: event log
+	envFgFile   = "LOCKEXEC_TEST_FGFILE"   // shell: created by the test to request fg
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(envHelper) {
+	case "run":
+		os.Exit(helperRun())
+	case "shell":
+		os.Exit(helperShell())
+	}
+	os.Exit(m.Run())
+}
+
+// helperEnv returns the environment for a helper process of the given mode.
+func helperEnv(mode string, argv []string, extra ...string) []string {
+	b, err := json.Marshal(argv)
+	if err != nil {
+		panic(err)
+	}
+	env := append(os.Environ(), envHelper+"="+mode, envArgv+"="+string(b))
+	return append(env, extra...)
+}
+
+func appendLine(path, line string) {
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, line)
+}
+
+func helperRun() int {
+	var argv []string
+	if err := json.Unmarshal([]byte(os.Getenv(envArgv)), &argv); err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 2
+	}
+	received := make(chan os.Signal, 8)
+	signal.Notify(received, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	forward := make(chan os.Signal, 8)
+	go func() {
+		for sig := range received {
+			appendLine(os.Getenv(envSigLog), signalName(sig.(syscall.Signal)))
+			forward <- sig
+		}
+	}()
+	err := Run(context.Background(), Spec{
+		Argv:    argv,
+		Signals: forward,
+		Warn:    func(s string) { fmt.Fprintln(os.Stderr, "zklock:", s) },
+	})
+	var exitErr *ExitError
+	var startErr *StartError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exitErr):
+		return exitErr.Code
+	case errors.As(err, &startErr):
+		return startErr.Code
+	}
+	fmt.Fprintln(os.Stderr, "zklock:", err)
+	return 1
+}
+
+func helperShell() int {
+	var argv []string
+	if err := json.Unmarshal([]byte(os.Getenv(envArgv)), &argv); err != nil {
+		return 2
+	}
+	logPath := os.Getenv(envShellLog)
+	tty := terminal{fd: 0, pgrp: unix.Getpgrp()}
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envHelper+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, envHelper+"=run")
+	pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "-test.run=^$"}, &syscall.ProcAttr{
+		Env:   env,
+		Files: []uintptr{0, 1, 2},
+		// Like a shell starting a job: own group, in the foreground.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Foreground: true, Ctty: 0},
+	})
+	if err != nil {
+		appendLine(logPath, "start failed: "+err.Error())
+		return 2
+	}
+	for {
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil); err != nil {
+			if err == syscall.EINTR {
+				continue
+			}
+			appendLine(logPath, "wait failed: "+err.Error())
+			return 2
+		}
+		if ws.Stopped() {
+			_ = tty.setForeground(tty.pgrp)
+			appendLine(logPath, "stopped "+signalName(ws.StopSignal()))
+			for {
+				if _, err := os.Stat(os.Getenv(envFgFile)); err == nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			_ = tty.setForeground(pid)
+			_ = unix.Kill(-pid, syscall.SIGCONT)
+			appendLine(logPath, "continued")
+			continue
+		}
+		appendLine(logPath, fmt.Sprintf("exit %d fg=%d", ws.ExitStatus(), tty.foreground()))
+		_ = tty.setForeground(tty.pgrp)
+		return 0
+	}
+}

@@ -1,0 +1,368 @@
+//go:build unix
+
+package lockexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Run starts the command described by s and supervises it until it exits.
+// It returns nil when the command exits 0, an *ExitError when it fails on
+// its own, a *StartError when it cannot be started, and a *TerminatedError
+// (wrapping ErrLockLost, ErrMaxRuntime or ctx.Err(), and the command's
+// *ExitError if any) when Run had to stop it. Run never returns before the
+// command itself has exited, and every goroutine it starts has ended.
+func Run(ctx context.Context, s Spec) error {
+	if len(s.Argv) == 0 {
+		return &StartError{Code: 127, Err: errors.New("empty command")}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("command not started: %w", err)
+	}
+	if s.Lost != nil && s.OnLost == Terminate {
+		// Starting a command only to SIGTERM it at once would let it run,
+		// however briefly, without the lock.
+		select {
+		case cause := <-s.Lost:
+			if cause != nil {
+				return fmt.Errorf("%w: %w; command not started", ErrLockLost, cause)
+			}
+			return fmt.Errorf("%w; command not started", ErrLockLost)
+		default:
+		}
+	}
+	path, serr := lookPath(s.Argv[0])
+	if serr != nil {
+		return serr
+	}
+
+	stdin, stdout, stderr := orFile(s.Stdin, os.Stdin), orFile(s.Stdout, os.Stdout), orFile(s.Stderr, os.Stderr)
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	tty := probeTerminal(stdin)
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if tty.jobControl() && tty.foreground() == tty.pgrp {
+		sys.Foreground = true
+		sys.Ctty = tty.fd // a descriptor in zklock, as Foreground requires
+	}
+	setPdeathsig(sys)
+	attr := &syscall.ProcAttr{
+		Env:   env,
+		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
+		Sys:   sys,
+	}
+
+	var contC chan os.Signal
+	if tty.jobControl() {
+		// SIGCONT tells us the shell continued the job after we stopped
+		// along with the command (see onStop). Notify does not stop the
+		// signal from continuing the process.
+		contC = make(chan os.Signal, 1)
+		signal.Notify(contC, syscall.SIGCONT)
+		defer signal.Stop(contC)
+	}
+
+	c, err := startChild(path, s.Argv, attr)
+	runtime.KeepAlive(stdin)
+	runtime.KeepAlive(stdout)
+	runtime.KeepAlive(stderr)
+	if err != nil {
+		return execError(s.Argv[0], path, err)
+	}
+	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.killGrace()}
+	defer sv.stopTimers()
+	return sv.loop(ctx, contC)
+}
+
+func orFile(f, def *os.File) *os.File {
+	if f != nil {
+		return f
+	}
+	return def
+}
+
+// supervisor holds the state of one running command for Run's select loop.
+// Only the loop's goroutine touches it.
+type supervisor struct {
+	spec  *Spec
+	child *child
+	pgid  int // the command's process group; the child leads it
+	tty   terminal
+	grace time.Duration
+
+	// term is set once Run decides to stop the command, and the first
+	// reason wins: later lock loss or max-runtime change nothing.
+	term       *TerminatedError
+	graceTimer *time.Timer // running between SIGTERM and SIGKILL
+	// pollTicker runs when the command has exited during a termination but
+	// other members of its group are still alive.
+	pollTicker   *time.Ticker
+	killDeadline time.Time // after SIGKILL, when to stop waiting for the group
+
+	exited bool       // the child has been reaped
+	exit   *ExitError // its outcome, nil for status 0
+
+	// stopPending is set when zklock stopped its own job because the
+	// command was stopped; the command is continued on the next SIGCONT.
+	stopPending bool
+}
+
+func (sv *supervisor) loop(ctx context.Context, contC <-chan os.Signal) error {
+	events := sv.child.events
+	signals := sv.spec.Signals
+	lost := sv.spec.Lost
+	ctxDone := ctx.Done()
+	var maxC <-chan time.Time
+	if sv.spec.MaxRuntime > 0 {
+		t := time.NewTimer(sv.spec.MaxRuntime)
+		defer t.Stop()
+		maxC = t.C
+	}
+	for {
+		var graceC, pollC <-chan time.Time
+		if sv.graceTimer != nil {
+			graceC = sv.graceTimer.C
+		}
+		if sv.pollTicker != nil {
+			pollC = sv.pollTicker.C
+		}
+		select {
+		case ev := <-events:
+			if ev.err == nil && ev.status.Stopped() {
+				sv.onStop(ev.status.StopSignal())
+				continue
+			}
+			events, contC = nil, nil
+			sv.exited = true
+			<-sv.child.done
+			if ev.err != nil {
+				// The child was reaped behind our back (SIGCHLD ignored,
+				// someone waiting on any child): we can no longer tell
+				// when it ends, so make sure it does.
+				sv.signalGroup(syscall.SIGKILL)
+				sv.reclaimTerminal()
+				err := fmt.Errorf("waiting for the command: %w", ev.err)
+				if sv.term != nil {
+					return errors.Join(sv.term, err)
+				}
+				return err
+			}
+			sv.exit = exitResult(ev.status)
+			sv.reclaimTerminal()
+			if sv.term == nil {
+				if sv.exit == nil {
+					return nil
+				}
+				return sv.exit
+			}
+			if !groupAlive(sv.pgid) {
+				return sv.result()
+			}
+			if sv.term.Killed {
+				sv.killDeadline = time.Now().Add(killWait)
+			}
+			sv.pollTicker = time.NewTicker(groupPoll)
+
+		case sig, ok := <-signals:
+			if !ok {
+				signals = nil
+				continue
+			}
+			if ss, ok := sig.(syscall.Signal); ok {
+				sv.signalGroup(ss)
+			}
+
+		case cause := <-lost:
+			lost = nil // a closed channel would fire forever
+			sv.onLost(cause)
+
+		case <-maxC:
+			maxC = nil
+			if sv.term == nil {
+				sv.warn(fmt.Sprintf("command still running after --max-runtime %v: %s", sv.spec.MaxRuntime, sv.stopping()))
+				sv.terminate(ErrMaxRuntime, nil)
+			}
+
+		case <-ctxDone:
+			ctxDone = nil
+			var cause error
+			if c := context.Cause(ctx); c != ctx.Err() {
+				cause = c
+			}
+			sv.terminate(ctx.Err(), cause)
+
+		case <-graceC:
+			sv.graceTimer = nil
+			sv.term.Killed = true
+			if sv.grace > 0 {
+				sv.warn(fmt.Sprintf("command still running %v after SIGTERM: sending SIGKILL", sv.grace))
+			}
+			sv.signalGroup(syscall.SIGKILL)
+			if sv.exited {
+				sv.killDeadline = time.Now().Add(killWait)
+			}
+
+		case <-pollC:
+			if !groupAlive(sv.pgid) {
+				return sv.result()
+			}
+			if sv.term.Killed && time.Now().After(sv.killDeadline) {
+				sv.warn(fmt.Sprintf("processes of the command (group %d) still exist %v after SIGKILL; not waiting for them", sv.pgid, killWait))
+				return sv.result()
+			}
+
+		case <-contC:
+			sv.onCont()
+		}
+	}
+}
+
+func (sv *supervisor) result() error {
+	sv.term.Exit = sv.exit
+	return sv.term
+}
+
+func (sv *supervisor) stopTimers() {
+	if sv.graceTimer != nil {
+		sv.graceTimer.Stop()
+	}
+	if sv.pollTicker != nil {
+		sv.pollTicker.Stop()
+	}
+}
+
+// signalGroup sends sig to the command's whole process group. ESRCH (the
+// group is gone) is expected near the end and not worth reporting.
+func (sv *supervisor) signalGroup(sig syscall.Signal) {
+	_ = unix.Kill(-sv.pgid, sig)
+}
+
+func (sv *supervisor) warn(msg string) {
+	if sv.spec.Warn == nil {
+		return
+	}
+	// With `stty tostop`, writing to the terminal while the command owns
+	// it would stop zklock; blocking SIGTTOU lets the write through.
+	withoutSIGTTOU(func() { sv.spec.Warn(msg) })
+}
+
+// stopping describes the termination sequence for warnings.
+func (sv *supervisor) stopping() string {
+	if sv.grace == 0 {
+		return "sending SIGTERM and SIGKILL"
+	}
+	return fmt.Sprintf("sending SIGTERM, SIGKILL in %v", sv.grace)
+}
+
+func (sv *supervisor) onLost(cause error) {
+	what := "lock lost"
+	if cause != nil {
+		what += " (" + cause.Error() + ")"
+	}
+	if sv.spec.OnLost == Ignore {
+		sv.warn(what + "; the command keeps running without it (on-lost policy: ignore)")
+		return
+	}
+	if sv.term == nil {
+		sv.warn(what + ": " + sv.stopping())
+	}
+	sv.terminate(ErrLockLost, cause)
+}
+
+// terminate starts the SIGTERM, grace, SIGKILL sequence.
+func (sv *supervisor) terminate(reason, cause error) {
+	if sv.term != nil {
+		return
+	}
+	sv.term = &TerminatedError{Reason: reason, Cause: cause, Grace: sv.grace}
+	sv.signalGroup(syscall.SIGTERM)
+	// A stopped process keeps SIGTERM pending until continued; without
+	// this a suspended command would only ever see the SIGKILL.
+	sv.signalGroup(syscall.SIGCONT)
+	sv.graceTimer = time.NewTimer(sv.grace)
+}
+
+// giveTerminal puts the command's group in the foreground.
+func (sv *supervisor) giveTerminal() { _ = sv.tty.setForeground(sv.pgid) }
+
+// reclaimTerminal gives the foreground back to zklock's group once the
+// command has exited, if the command's group still holds it. If anyone
+// else holds it (the shell, after a stop), it is not ours to take.
+func (sv *supervisor) reclaimTerminal() {
+	if sv.tty.jobControl() && sv.tty.foreground() == sv.pgid {
+		_ = sv.tty.setForeground(sv.tty.pgrp)
+	}
+}
+
+// onStop handles the command being stopped by a job-control signal. The
+// terminal stopped the command's group, not zklock's, and the shell only
+// watches zklock: zklock has to stop its own job for the shell to notice
+// and take the terminal back.
+func (sv *supervisor) onStop(sig syscall.Signal) {
+	if sv.term != nil || !sv.tty.jobControl() {
+		return // SIGKILL is coming anyway / nobody to hand control to
+	}
+	if sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
+		return // SIGSTOP: whoever sent it will send SIGCONT
+	}
+	tookBack := false
+	fg := sv.tty.foreground()
+	if fg == sv.pgid && sv.tty.setForeground(sv.tty.pgrp) == nil {
+		fg, tookBack = sv.tty.pgrp, true
+	}
+	if fg == sv.tty.pgrp && sig != syscall.SIGTSTP {
+		// The command wants the terminal and zklock has it (zklock was
+		// brought to the foreground while the command ran behind it).
+		sv.giveTerminal()
+		sv.signalGroup(syscall.SIGCONT)
+		return
+	}
+	if pgrpOrphaned(sv.tty.pgrp) {
+		// Stopping zklock would be discarded by the kernel, and no shell
+		// would continue it anyway.
+		if sig == syscall.SIGTSTP {
+			if tookBack {
+				sv.giveTerminal()
+			}
+			sv.signalGroup(syscall.SIGCONT)
+			return
+		}
+		sv.warn(fmt.Sprintf("the command is stopped (%s) waiting for the terminal, and zklock runs in the background without job control; nothing will continue it", signalName(sig)))
+		return
+	}
+	sv.stopPending = true
+	// Stop zklock's whole group, as the terminal would have if the command
+	// had been in it: the job may be a script that runs zklock. The
+	// command is continued from onCont, when the shell continues us.
+	_ = unix.Kill(0, sig)
+}
+
+// onCont runs when zklock receives SIGCONT: the shell resumed the job with
+// fg (zklock's group now has the terminal) or bg (it does not).
+func (sv *supervisor) onCont() {
+	if sv.tty.foreground() == sv.tty.pgrp {
+		sv.giveTerminal()
+	}
+	if sv.stopPending {
+		sv.stopPending = false
+		sv.signalGroup(syscall.SIGCONT)
+	}
+}
+
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return sig.String()
+}

@@ -1,0 +1,98 @@
+package lockexec
+
+import (
+	"os"
+	"strconv"
+	"time"
+)
+
+// Policy says what Run does when the lock is lost while the command runs.
+type Policy int
+
+const (
+	// Terminate sends SIGTERM to the command's process group, waits
+	// KillGrace, then sends SIGKILL; Run returns an error wrapping
+	// ErrLockLost.
+	Terminate Policy = iota
+	// Ignore only warns (via Spec.Warn); the command keeps running.
+	Ignore
+)
+
+// String returns the name used in messages and flags.
+func (p Policy) String() string {
+	switch p {
+	case Terminate:
+		return "terminate"
+	case Ignore:
+		return "ignore"
+	}
+	return "Policy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// DefaultKillGrace is how long the command's group gets between SIGTERM and
+// SIGKILL when Spec.KillGrace is 0. Five seconds is enough for a
+// well-behaved command to flush and remove its temporary files, and short
+// enough to end well within common ZooKeeper session timeouts (10-40s), so
+// a command whose lock is gone does not keep running for long while another
+// host may already hold the lock. Callers whose session timeout is shorter
+// pass a smaller KillGrace.
+const DefaultKillGrace = 5 * time.Second
+
+// killWait bounds how long Run waits, after SIGKILL, for the rest of the
+// command's group to disappear. SIGKILL cannot be caught, so this only
+// matters for processes stuck in the kernel (a hung NFS mount); Run warns
+// and returns rather than block on them forever.
+const killWait = time.Second
+
+// groupPoll is how often Run checks whether the command's group is empty
+// after the command itself has exited during a termination. It is a
+// trade-off between returning promptly and scanning /proc too often.
+const groupPoll = 20 * time.Millisecond
+
+// Spec describes the command and how to supervise it.
+type Spec struct {
+	// Argv is the command and its arguments. Argv[0] is looked up in
+	// zklock's own PATH (as execvp does) unless it contains '/'.
+	Argv []string
+	// Env is the child's full environment; nil means os.Environ().
+	Env []string
+	// Stdin is passed straight through, so the child sees the terminal
+	// itself and no goroutine copies data; nil means os.Stdin. When it is
+	// zklock's controlling terminal, Run manages the foreground process
+	// group (see the package documentation).
+	Stdin *os.File
+	// Stdout is passed straight through; nil means os.Stdout.
+	Stdout *os.File
+	// Stderr is passed straight through; nil means os.Stderr.
+	Stderr *os.File
+	// Signals carries signals zklock received; each is sent to the
+	// command's process group. Closing it stops forwarding.
+	Signals <-chan os.Signal
+	// Lost receives a value (the reason, may be nil) or is closed when the
+	// lock is lost; nil means the lock is never lost.
+	Lost <-chan error
+	// OnLost is what to do when Lost fires.
+	OnLost Policy
+	// KillGrace is the time between SIGTERM and SIGKILL when Run stops the
+	// command. 0 means DefaultKillGrace; a negative value sends SIGKILL
+	// right after SIGTERM (for callers whose remaining session time is
+	// already gone).
+	KillGrace time.Duration
+	// MaxRuntime, when positive, bounds the command's run time: once
+	// exceeded, the group is stopped as on lock loss and Run returns an
+	// error wrapping ErrMaxRuntime. 0 means unlimited.
+	MaxRuntime time.Duration
+	// Warn receives one-line warnings, without a "zklock: " prefix; nil
+	// discards them. It is called from Run's goroutine.
+	Warn func(string)
+}
+
+func (s *Spec) killGrace() time.Duration {
+	switch {
+	case s.KillGrace == 0:
+		return DefaultKillGrace
+	case s.KillGrace < 0:
+		return 0
+	}
+	return s.KillGrace
+}

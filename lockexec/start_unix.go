@@ -1,0 +1,129 @@
+//go:build unix
+
+package lockexec
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+)
+
+// lookPath resolves argv0 the way a shell would for the purpose of exit
+// codes: not found anywhere is 127, but a file of that name that is not
+// executable is 126 (exec.LookPath alone reports both as "not found").
+func lookPath(argv0 string) (string, *StartError) {
+	if argv0 == "" {
+		return "", &StartError{Name: argv0, Code: 127, Err: exec.ErrNotFound}
+	}
+	if strings.Contains(argv0, "/") {
+		return argv0, nil // errors surface from execve and are classified there
+	}
+	path, err := exec.LookPath(argv0)
+	if errors.Is(err, exec.ErrDot) {
+		// PATH names a relative directory and the user put it there:
+		// run what a shell would run rather than refuse.
+		err = nil
+	}
+	if err == nil {
+		return path, nil
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, argv0)
+		if fi, serr := os.Stat(p); serr == nil && !fi.IsDir() {
+			return "", &StartError{Name: argv0, Code: 126, Err: syscall.EACCES}
+		}
+	}
+	return "", &StartError{Name: argv0, Code: 127, Err: exec.ErrNotFound}
+}
+
+// execError classifies an error from starting the child.
+func execError(argv0, path string, err error) *StartError {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return &StartError{Name: argv0, Code: 126, Err: err}
+	}
+	switch errno {
+	case syscall.ENOENT:
+		if _, serr := os.Stat(path); serr == nil {
+			// The file is there, so it is its #! interpreter that is
+			// missing: the command was found but cannot run.
+			return &StartError{Name: argv0, Code: 126, Err: errBadInterpreter}
+		}
+		return &StartError{Name: argv0, Code: 127, Err: errno}
+	case syscall.ENOTDIR:
+		return &StartError{Name: argv0, Code: 127, Err: errno}
+	}
+	// EACCES (no permission, a directory), ENOEXEC, ETXTBSY, E2BIG, ...
+	return &StartError{Name: argv0, Code: 126, Err: errno}
+}
+
+var errBadInterpreter = errors.New("bad interpreter: no such file or directory")
+
+// waitEvent is one state change of the child reported by wait4.
+type waitEvent struct {
+	status syscall.WaitStatus
+	err    error // wait4 failed; the child's fate is unknown
+}
+
+// child is a started command. events delivers every stop and then exactly
+// one final event (exit or error), after which the waiter goroutine ends;
+// done is closed when it has.
+type child struct {
+	pid    int
+	events <-chan waitEvent
+	done   <-chan struct{}
+}
+
+// startChild forks and execs the command from a goroutine locked to its OS
+// thread, then waits for it on that same thread. Pdeathsig is tied to the
+// thread that forked, so that thread must live (and not be handed to
+// another goroutine that might end it) until the child has been reaped.
+func startChild(path string, argv []string, attr *syscall.ProcAttr) (*child, error) {
+	type started struct {
+		pid int
+		err error
+	}
+	startc := make(chan started)
+	events := make(chan waitEvent)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		// Unlock only once the child is reaped (or never started); until
+		// then the thread must stay ours.
+		defer runtime.UnlockOSThread()
+		pid, err := syscall.ForkExec(path, argv, attr)
+		startc <- started{pid, err}
+		if err != nil {
+			return
+		}
+		for {
+			var ws syscall.WaitStatus
+			_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				events <- waitEvent{err: err}
+				return
+			}
+			events <- waitEvent{status: ws}
+			if !ws.Stopped() {
+				return
+			}
+		}
+	}()
+	s := <-startc
+	if s.err != nil {
+		<-done
+		return nil, s.err
+	}
+	return &child{pid: s.pid, events: events, done: done}, nil
+}

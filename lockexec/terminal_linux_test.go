@@ -1,0 +1,212 @@
+package lockexec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pty is the master side of a pseudo-terminal, standing in for the user's
+// keyboard and screen.
+type pty struct {
+	master *os.File
+	mu     sync.Mutex
+	out    bytes.Buffer // everything written to the terminal, for failures
+	done   chan struct{}
+}
+
+// openPty opens a pseudo-terminal pair with nothing but /dev/ptmx and
+// ioctls (unlockpt is TIOCSPTLCK, ptsname is TIOCGPTN; devpts makes
+// grantpt unnecessary). Neither end becomes the test's controlling
+// terminal.
+func openPty(t *testing.T) (*pty, *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	p := &pty{master: master, done: make(chan struct{})}
+	var n int
+	p.control(t, func(fd int) (err error) {
+		if err = unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+			return err
+		}
+		n, err = unix.IoctlGetInt(fd, unix.TIOCGPTN)
+		return err
+	})
+	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		master.Close()
+		t.Fatal(err)
+	}
+	// Drain the terminal's output so nothing blocks writing to it.
+	go func() {
+		defer close(p.done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			p.mu.Lock()
+			p.out.Write(buf[:n])
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		master.Close()
+		<-p.done
+		if t.Failed() {
+			p.mu.Lock()
+			t.Logf("terminal output:\n%s", p.out.String())
+			p.mu.Unlock()
+		}
+	})
+	return p, slave
+}
+
+// control runs an ioctl on the master without putting it in blocking mode
+// (File.Fd would, and then Close could not interrupt the drain).
+func (p *pty) control(t *testing.T, f func(fd int) error) {
+	t.Helper()
+	rc, err := p.master.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
+		t.Fatal(err)
+	}
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+}
+
+// foreground returns the terminal's foreground process group, which the
+// master side may read without being in the terminal's session.
+func (p *pty) foreground(t *testing.T) int {
+	var pg int
+	p.control(t, func(fd int) (err error) {
+		pg, err = unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+		return err
+	})
+	return pg
+}
+
+func (p *pty) typeKey(t *testing.T, b byte) {
+	t.Helper()
+	if _, err := p.master.Write([]byte{b}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const (
+	ctrlC = 0x03
+	ctrlZ = 0x1a
+)
+
+// TestTerminalCtrlCAndCtrlZ plays a user at a terminal: a miniature
+// job-control shell (session leader of a fresh pty) starts a miniature
+// zklock in the foreground, which runs a command trapping SIGINT. It
+// checks that Ctrl-C reaches the command exactly once and zklock not at
+// all, that Ctrl-Z stops the command and hands the terminal back to the
+// shell, that `fg` resumes it with the terminal, and that zklock takes the
+// foreground back when the command exits.
+func TestTerminalCtrlCAndCtrlZ(t *testing.T) {
+	term, slave := openPty(t)
+	dir := t.TempDir()
+	sigLog := filepath.Join(dir, "zklock-signals")
+	shellLog := filepath.Join(dir, "shell")
+	fgFile := filepath.Join(dir, "fg")
+	script := shPrelude + `trap 'echo INT >> "$D/int"' INT
+mark ready $$
+while [ ! -e "$D/stop" ]; do sleep 0.02; done`
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = helperEnv("shell", []string{"/bin/sh", "-c", script},
+		"D="+dir, envSigLog+"="+sigLog, envShellLog+"="+shellLog, envFgFile+"="+fgFile)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	exited := make(chan struct{})
+	var shellErr error
+	go func() { shellErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
+
+	child := pids(t, waitMarker(t, dir, "ready"))[0]
+	killGroupOnCleanup(t, child)
+	info, ok := readProcStat(child)
+	if !ok {
+		t.Fatal("command vanished")
+	}
+	zklock, shell := info.ppid, cmd.Process.Pid
+	shellEvents := func() []string { return lines(shellLog) }
+	intCount := func() int { return len(lines(filepath.Join(dir, "int"))) }
+
+	if fg := term.foreground(t); fg != child {
+		t.Fatalf("foreground group %d, want the command's %d (zklock %d)", fg, child, zklock)
+	}
+
+	t.Log("Ctrl-C")
+	term.typeKey(t, ctrlC)
+	waitUntil(t, "command's SIGINT trap", func() bool { return intCount() == 1 })
+
+	t.Log("Ctrl-Z")
+	term.typeKey(t, ctrlZ)
+	waitUntil(t, "shell to see the job stop", func() bool { return len(shellEvents()) >= 1 })
+	if ev := shellEvents()[0]; ev != "stopped SIGTSTP" {
+		t.Fatalf("shell saw %q, want the job stopped by SIGTSTP", ev)
+	}
+	if st := procState(child); st != 'T' {
+		t.Fatalf("command state %q, want stopped", st)
+	}
+	if fg := term.foreground(t); fg != shell {
+		t.Fatalf("foreground group %d while suspended, want the shell's %d", fg, shell)
+	}
+
+	t.Log("fg")
+	touch(t, fgFile)
+	waitUntil(t, "command resumed in the foreground", func() bool {
+		return term.foreground(t) == child && procState(child) != 'T'
+	})
+
+	t.Log("Ctrl-C")
+	term.typeKey(t, ctrlC)
+	waitUntil(t, "second SIGINT trap", func() bool { return intCount() == 2 })
+
+	touch(t, filepath.Join(dir, "stop"))
+	select {
+	case <-exited:
+		if shellErr != nil {
+			t.Fatalf("shell: %v", shellErr)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("shell did not exit")
+	}
+	want := []string{"stopped SIGTSTP", "continued", fmt.Sprintf("exit 0 fg=%d", zklock)}
+	if got := shellEvents(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("shell events %q, want %q (zklock gives the foreground back to itself)", got, want)
+	}
+	if n := intCount(); n != 2 {
+		t.Errorf("command saw %d SIGINTs for 2 Ctrl-C", n)
+	}
+	if b, err := os.ReadFile(sigLog); err == nil {
+		t.Errorf("zklock received signals it would forward: %q", b)
+	}
+}

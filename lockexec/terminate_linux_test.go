@@ -1,0 +1,36 @@
+package lockexec
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStoppedCommandIsTerminated: a command stopped with SIGSTOP still
+// handles SIGTERM on loss (Run follows it with SIGCONT) instead of only
+// dying at SIGKILL.
+func TestStoppedCommandIsTerminated(t *testing.T) {
+	s, dir := shSpec(t, `trap 'mark termed yes; exit 0' TERM
+mark ready $$
+while :; do sleep 0.01; done`)
+	lost := make(chan error)
+	s.Lost = lost
+	done := runAsync(context.Background(), s)
+	pid := pids(t, waitMarker(t, dir, "ready"))[0]
+	killGroupOnCleanup(t, pid)
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "command stopped", func() bool { return procState(pid) == 'T' })
+	close(lost)
+	r := await(t, done)
+	var te *TerminatedError
+	if !errors.As(r.err, &te) || te.Killed || te.Exit != nil {
+		t.Fatalf("got %#v (%v), want a clean exit on SIGTERM", r.err, r.err)
+	}
+	if r.elapsed > 2*time.Second {
+		t.Errorf("Run took %v", r.elapsed)
+	}
+}

@@ -1,0 +1,48 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// ErrWaitTimeout is the cause of a wait that ran out of --timeout.
+var ErrWaitTimeout = errors.New("timed out waiting for the lock")
+
+// ConflictError means the lock was not taken because someone else held it:
+// tryrun found it busy, or run's --timeout expired. Code is the exit code the
+// user chose for that case (--conflict-exit-code, 75 by default).
+type ConflictError struct {
+	Err  error
+	Code int
+}
+
+func (e *ConflictError) Error() string { return e.Err.Error() }
+func (e *ConflictError) Unwrap() error { return e.Err }
+
+// SignalError means a signal ended the wait before the command started.
+type SignalError struct {
+	Signal syscall.Signal
+}
+
+func (e *SignalError) Error() string {
+	return fmt.Sprintf("interrupted by %s while waiting for the lock", signalName(e.Signal))
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGUSR1:
+		return "SIGUSR1"
+	case syscall.SIGUSR2:
+		return "SIGUSR2"
+	}
+	return s.String()
+}

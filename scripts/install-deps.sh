@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Install what the tests and the demo need beyond the Go toolchain.
+#
+# Idempotent: it installs only what is missing, so test.sh and demo.sh can run
+# it every time at almost no cost. A fresh machine has none of these, and
+# nothing installed by hand survives a move to a new machine, so this script
+# is the one place the project's system dependencies are written down.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# Debian packages the project needs, one per line. Add later needs here, e.g.
+#   python3-kazoo              # cross-client interop tests
+#   libcurator-recipes-java    # Curator lock-recipe interop tests
+#   etcd-server etcd-client    # etcd backend
+DEB_PACKAGES=()
+
+# ZooKeeper server for the integration tests and the demo (pulls in a JRE).
+# Skipped when a usable classpath already exists, e.g. from ZOOKEEPER_HOME.
+if ! zk_classpath >/dev/null 2>&1; then
+  DEB_PACKAGES+=(zookeeper)
+elif ! zk_find_java >/dev/null 2>&1; then
+  # ZooKeeper jars without a JRE (ZOOKEEPER_HOME on a bare machine).
+  DEB_PACKAGES+=(default-jre-headless)
+fi
+
+# `go test -race` needs cgo, hence a C compiler.
+if ! command -v "$(go env CC 2>/dev/null || echo gcc)" >/dev/null 2>&1; then
+  DEB_PACKAGES+=(gcc)
+fi
+
+# Print the requirements for systems without apt, then fail: we cannot
+# install anything there, and carrying on would only fail later, less clearly.
+non_debian() {
+  err "cannot install packages here (no apt-get/dpkg). Please provide:"
+  err "  - Apache ZooKeeper >= 3.5.3 (unpack a release and set ZOOKEEPER_HOME to it)"
+  err "  - a Java runtime (java on PATH, or JAVA_HOME)"
+  err "  - a C compiler (go test -race needs cgo)"
+  err "  missing here, as Debian package names: ${*:-none}"
+  exit 1
+}
+
+# is_installed PKG — "dpkg -s" exits 0 for removed-but-not-purged packages
+# too, so check the status line rather than the exit code.
+is_installed() {
+  dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed$'
+}
+
+if ((${#DEB_PACKAGES[@]} == 0)); then
+  exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
+  non_debian "${DEB_PACKAGES[@]}"
+fi
+
+missing=()
+for pkg in "${DEB_PACKAGES[@]}"; do
+  is_installed "$pkg" || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  # Installed but still unusable (e.g. a broken ZOOKEEPER_HOME): say why.
+  zk_classpath >/dev/null
+  exit 0
+fi
+
+# apt needs root; use sudo when it is there rather than failing outright.
+sudo=()
+if ((EUID != 0)); then
+  command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to install: ${missing[*]}"
+  sudo=(sudo)
+fi
+
+info "installing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Update first: a fresh machine's package lists may be empty or stale.
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# Check the result rather than trusting apt's exit code alone: the scripts
+# that follow need a complete classpath and a java binary.
+zk_classpath >/dev/null || die "ZooKeeper jars still incomplete after installing ${missing[*]}"
+zk_find_java >/dev/null || die "no java after installing ${missing[*]}"
+info "done"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Run the whole suite, as CI does, on a fresh machine or a used one:
+#
+#   scripts/test.sh                       # everything
+#   scripts/test.sh -run TestX ./lock     # extra args go to `go test`
+#
+# Stages: system dependencies, gofmt, go vet, go test -race. The integration
+# tests start their own ZooKeeper; if they cannot, they fail, and this script
+# deliberately has no switch that would turn that into a skip: a green run
+# must mean the locking was exercised against a real server.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ZKLOCK_ROOT"
+
+start=$SECONDS
+stage() { printf '\n=== %s\n' "$*"; }
+
+stage "dependencies (scripts/install-deps.sh)"
+scripts/install-deps.sh
+# Fail here, with a clear message, rather than in every integration test.
+zk_find_java >/dev/null
+zk_classpath >/dev/null
+echo "ok: java and ZooKeeper jars present"
+
+stage "gofmt -l ."
+unformatted="$(gofmt -l .)"
+if [[ -n "$unformatted" ]]; then
+  err "these files need gofmt (run: gofmt -w .):"
+  while IFS= read -r f; do printf '  %s\n' "$f"; done <<<"$unformatted" >&2
+  exit 1
+fi
+echo "ok: all Go files formatted"
+
+stage "go vet ./..."
+go vet ./...
+echo "ok: go vet clean"
+
+# Extra arguments pass through; ./... is added only when none of them names
+# packages, so `scripts/test.sh -run TestX` still covers every package while
+# `scripts/test.sh -run TestX ./lock` narrows to one.
+args=("$@")
+have_pkgs=""
+for a in "${args[@]}"; do
+  case "$a" in
+    . | ./* | ../* | github.com/zklock/zklock*) have_pkgs=1 ;;
+  esac
+done
+[[ -n "$have_pkgs" ]] || args+=(./...)
+
+# -p 2: the machines have 2 cores, and each integration package runs its own
+# JVM; more parallel packages only add contention and flaky timeouts.
+# -count=1: never reuse cached results, since they depend on a live server.
+gotest=(go test -race -count=1 -timeout 20m -p 2 "${args[@]}")
+stage "${gotest[*]}"
+log="$(mktemp "${TMPDIR:-/tmp}/zklock-test.XXXXXX")"
+trap 'rm -f "$log"' EXIT
+rc=0
+"${gotest[@]}" 2>&1 | tee "$log" || rc=$?
+
+# Package-level tally from go test's own result lines ("ok  pkg",
+# "FAIL pkg", "?   pkg [no test files]").
+ok=$(grep -c '^ok ' "$log" || true)
+failed=$(grep -Ec '^FAIL[[:space:]]+[^[:space:]]' "$log" || true)
+notests=$(grep -c '^?.*\[no test files\]' "$log" || true)
+elapsed=$((SECONDS - start))
+
+echo
+if ((rc == 0)); then
+  echo "test.sh: PASS: gofmt ok, vet ok, go test: $ok packages ok, $notests without tests (${elapsed}s)"
+else
+  echo "test.sh: FAIL: go test exited $rc: $ok packages ok, $failed failed, $notests without tests (${elapsed}s)"
+fi
+exit "$rc"

@@ -1,0 +1,168 @@
+// Package view renders lock queues for people (an aligned table) and for
+// scripts (JSON). It knows nothing of flags or ZooKeeper sessions.
+package view
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/zklock/zklock/lock"
+)
+
+// EntryJSON is the stable JSON form of one queue entry.
+type EntryJSON struct {
+	Path     string    `json:"path"`
+	Position int       `json:"position"`
+	Node     string    `json:"node"`
+	Seq      int32     `json:"seq"`
+	State    string    `json:"state"` // "holding" or "waiting"
+	Mode     string    `json:"mode"`  // "exclusive" or "shared"
+	Flavor   string    `json:"flavor"`
+	Host     string    `json:"host,omitempty"`
+	PID      int       `json:"pid,omitempty"`
+	User     string    `json:"user,omitempty"`
+	Cmd      []string  `json:"cmd,omitempty"`
+	Since    time.Time `json:"since"`
+	Client   string    `json:"client,omitempty"` // another client's data, as text
+	Session  string    `json:"session"`
+	Version  string    `json:"zklock_version,omitempty"`
+}
+
+// QueueJSON is the JSON form of one lock path and its queue.
+type QueueJSON struct {
+	Path    string      `json:"path"`
+	Entries []EntryJSON `json:"entries"`
+}
+
+func toJSON(e lock.Entry) EntryJSON {
+	j := EntryJSON{Path: e.Path, Position: e.Position, Node: e.Name, Seq: e.Seq,
+		State: state(e), Mode: e.Kind.String(), Flavor: string(e.Flavor),
+		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session)}
+	if e.Ours {
+		j.Flavor = "zklock"
+		j.Host, j.PID, j.User, j.Cmd, j.Version = e.Owner.Host, e.Owner.PID, e.Owner.User, e.Owner.Cmd, e.Owner.Zklock
+		if !e.Owner.Since.IsZero() {
+			j.Since = e.Owner.Since
+		}
+	}
+	return j
+}
+
+func state(e lock.Entry) string {
+	if e.Holding {
+		return "holding"
+	}
+	return "waiting"
+}
+
+// QueuesJSON writes queues as a JSON array.
+func QueuesJSON(w io.Writer, qs []lock.Queue) error {
+	out := make([]QueueJSON, 0, len(qs))
+	for _, q := range qs {
+		qj := QueueJSON{Path: q.Path, Entries: []EntryJSON{}}
+		for _, e := range q.Entries {
+			qj.Entries = append(qj.Entries, toJSON(e))
+		}
+		out = append(out, qj)
+	}
+	return writeJSON(w, out)
+}
+
+// EntriesJSON writes entries (e.g. the holders) as a JSON array.
+func EntriesJSON(w io.Writer, es []lock.Entry) error {
+	out := make([]EntryJSON, 0, len(es))
+	for _, e := range es {
+		out = append(out, toJSON(e))
+	}
+	return writeJSON(w, out)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Table writes entries as an aligned table with a header. Colour is used
+// only when color is true (the caller decides from the terminal and NO_COLOR).
+func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	hdr := []string{"POS", "STATE", "MODE", "HOST", "PID", "USER", "SINCE", "COMMAND", "NODE"}
+	if withPath {
+		hdr = append([]string{"PATH"}, hdr...)
+	}
+	bold := color.New(color.Bold)
+	green := color.New(color.FgGreen)
+	yellow := color.New(color.FgYellow)
+	for _, c := range []*color.Color{bold, green, yellow} {
+		if useColor {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+	}
+	fmt.Fprintln(tw, bold.Sprint(strings.Join(hdr, "\t")))
+	for _, e := range es {
+		j := toJSON(e)
+		st := yellow.Sprint(j.State)
+		if e.Holding {
+			st = green.Sprint(j.State)
+		}
+		host, pid, cmd := j.Host, "-", strings.Join(quoteArgs(j.Cmd), " ")
+		if j.PID != 0 {
+			pid = strconv.Itoa(j.PID)
+		}
+		if !e.Ours {
+			host, cmd = orDash(j.Client), "("+j.Flavor+" client)"
+		}
+		row := []string{strconv.Itoa(j.Position), st, j.Mode, orDash(host), pid, orDash(j.User),
+			since(j.Since, now), cmd, j.Node}
+		if withPath {
+			row = append([]string{j.Path}, row...)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// since shows a local timestamp and the age, e.g. "05:30:01 (2m3s ago)".
+func since(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	age := now.Sub(t).Round(time.Second)
+	if age < 0 {
+		age = 0
+	}
+	layout := "15:04:05"
+	if now.Sub(t) > 20*time.Hour {
+		layout = "2006-01-02 15:04"
+	}
+	return fmt.Sprintf("%s (%s ago)", t.Local().Format(layout), age)
+}
+
+// quoteArgs quotes the arguments that a shell would need quoted, so a
+// command line reads back the way it was typed.
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
+}

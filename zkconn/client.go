@@ -1,0 +1,338 @@
+// Package zkconn opens a ZooKeeper session for zklock: it parses the connect
+// string (including the chroot that go-zookeeper leaves to its callers),
+// applies digest auth and the matching ACLs, gives every blocking call a
+// context, and tells its owner when the session is lost.
+package zkconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Defaults for the connection flags.
+const (
+	// DefaultSessionTimeout is long enough to ride out a leader election
+	// (typically a few seconds) without losing the lock, and short enough that
+	// a crashed holder's lock passes on within seconds. The server clamps the
+	// request to [2, 20] × its tickTime (4 s to 40 s by default).
+	DefaultSessionTimeout = 10 * time.Second
+	// DefaultConnectTimeout bounds the wait for a first session.
+	DefaultConnectTimeout = 5 * time.Second
+)
+
+// Options configure Dial.
+type Options struct {
+	ConnString     ConnString
+	SessionTimeout time.Duration // requested; the server may clamp it
+	ConnectTimeout time.Duration // how long to wait for the first session
+	Auth           *Auth         // nil: no auth, open ACLs
+	// Debugf receives go-zookeeper's own log lines (for -v); nil discards them.
+	Debugf func(format string, args ...any)
+}
+
+// Client is one ZooKeeper session with a chroot applied to every path.
+type Client struct {
+	conn   *zk.Conn
+	chroot string
+	acl    []zk.ACL
+	sess   *session
+	closed atomic.Bool
+}
+
+type logFunc func(string, ...any)
+
+func (f logFunc) Printf(format string, args ...any) { f(format, args...) }
+
+// Dial connects and waits, at most ConnectTimeout (and no longer than ctx
+// allows), for a session. Failure to get one is ErrUnavailable.
+func Dial(ctx context.Context, o Options) (*Client, error) {
+	if len(o.ConnString.Servers) == 0 {
+		return nil, fmt.Errorf("%w: no servers", ErrBadConnString)
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	logf := logFunc(func(string, ...any) {})
+	if o.Debugf != nil {
+		logf = o.Debugf
+	}
+	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), sess: newSession()}
+	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
+		zk.WithLogger(logf), zk.WithLogInfo(o.Debugf != nil),
+		zk.WithEventCallback(c.sess.onEvent))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	c.conn = conn
+	c.sess.mu.Lock()
+	c.sess.sessionID = conn.SessionID
+	c.sess.mu.Unlock()
+
+	wait, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	select {
+	case <-c.sess.upChan():
+		c.sess.setID(conn.SessionID())
+	case <-c.sess.lost:
+		c.Close()
+		return nil, c.sess.err()
+	case <-wait.Done():
+		c.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: no session with %s within %s", ErrUnavailable,
+			strings.Join(o.ConnString.Servers, ","), o.ConnectTimeout)
+	}
+	if o.Auth != nil {
+		if _, err := call(ctx, func() (struct{}, error) {
+			return struct{}{}, conn.AddAuth(o.Auth.Scheme, []byte(o.Auth.Credentials))
+		}); err != nil {
+			c.Close()
+			if IsPermission(err) {
+				return nil, fmt.Errorf("%w: auth as %q refused: %v", ErrPermission, o.Auth.User(), err)
+			}
+			return nil, fmt.Errorf("%w: auth: %v", ErrUnavailable, err)
+		}
+	}
+	return c, nil
+}
+
+// Close ends the session; the server deletes its ephemeral nodes in the same
+// step. Safe to call more than once.
+func (c *Client) Close() {
+	if c.closed.CompareAndSwap(false, true) {
+		c.conn.Close()
+	}
+}
+
+// SessionID is the id of the session this client owns.
+func (c *Client) SessionID() int64 {
+	c.sess.mu.Lock()
+	defer c.sess.mu.Unlock()
+	return c.sess.id
+}
+
+// Lost is closed when the session is lost for good (expired or replaced).
+func (c *Client) Lost() <-chan struct{} { return c.sess.lost }
+
+// LostErr says why Lost was closed; nil while the session lives.
+func (c *Client) LostErr() error { return c.sess.err() }
+
+// Server is the address of the server currently connected, if any.
+func (c *Client) Server() string { return c.conn.Server() }
+
+// WaitSession blocks until the connection is back with the same session. It
+// is what a caller does after a connection-loss error before retrying.
+func (c *Client) WaitSession(ctx context.Context) error {
+	select {
+	case <-c.sess.lost:
+		return c.sess.err()
+	default:
+	}
+	select {
+	case <-c.sess.upChan():
+		return nil
+	case <-c.sess.lost:
+		return c.sess.err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ACL is the ACL this client puts on the nodes it creates.
+func (c *Client) ACL() []zk.ACL { return c.acl }
+
+// Chroot is the prefix applied to every path ("" for none).
+func (c *Client) Chroot() string { return c.chroot }
+
+func (c *Client) abs(p string) string {
+	if c.chroot == "" {
+		return p
+	}
+	if p == "/" {
+		return c.chroot
+	}
+	return c.chroot + p
+}
+
+func (c *Client) rel(p string) string {
+	if c.chroot == "" {
+		return p
+	}
+	if p == c.chroot {
+		return "/"
+	}
+	return strings.TrimPrefix(p, c.chroot)
+}
+
+// call runs a go-zookeeper request but returns as soon as ctx is done. The
+// request itself cannot be cancelled; its goroutine ends when the reply
+// arrives or when Close flushes every pending request, so Close is its owner.
+func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f()
+	}
+	if err := ctx.Err(); err != nil {
+		var zero T
+		return zero, err
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// Create creates a node and returns its path (relative to the chroot).
+func (c *Client) Create(ctx context.Context, p string, data []byte, flags int32) (string, error) {
+	created, err := call(ctx, func() (string, error) { return c.conn.Create(c.abs(p), data, flags, c.acl) })
+	if err != nil {
+		return "", c.wrap(err)
+	}
+	return c.rel(created), nil
+}
+
+// CreateContainer creates a container node, which the server deletes once
+// its last child is gone. Servers older than 3.5.3 lack containers; there
+// zklock falls back to a persistent node.
+//
+// A lock path gets the client's ACL (protected under auth). Its parents
+// (open=true) stay open to everyone: they only group lock paths, an empty
+// container is all anyone could delete there, and the first user to lock
+// /locks/a must not end up owning /locks for everyone else.
+func (c *Client) CreateContainer(ctx context.Context, p string, open bool) error {
+	acl := c.acl
+	if open {
+		acl = zk.WorldACL(zk.PermAll)
+	}
+	_, err := call(ctx, func() (string, error) { return c.conn.CreateContainer(c.abs(p), nil, zk.FlagContainer, acl) })
+	if errors.Is(err, zk.ErrUnknown) || errors.Is(err, zk.ErrAPIError) {
+		_, err = call(ctx, func() (string, error) { return c.conn.Create(c.abs(p), nil, zk.FlagPersistent, acl) })
+	}
+	return c.wrap(err)
+}
+
+// Children lists a node's children, without a watch.
+func (c *Client) Children(ctx context.Context, p string) ([]string, error) {
+	ch, err := call(ctx, func() ([]string, error) {
+		ch, _, err := c.conn.Children(c.abs(p))
+		return ch, err
+	})
+	return ch, c.wrap(err)
+}
+
+// ExistsW checks a node and, whether or not it exists, leaves a watch on it.
+func (c *Client) ExistsW(ctx context.Context, p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	type r struct {
+		ok bool
+		st *zk.Stat
+		ch <-chan zk.Event
+	}
+	res, err := call(ctx, func() (r, error) {
+		ok, st, ch, err := c.conn.ExistsW(c.abs(p))
+		return r{ok, st, ch}, err
+	})
+	return res.ok, res.st, res.ch, c.wrap(err)
+}
+
+// Exists checks a node without a watch.
+func (c *Client) Exists(ctx context.Context, p string) (bool, *zk.Stat, error) {
+	type r struct {
+		ok bool
+		st *zk.Stat
+	}
+	res, err := call(ctx, func() (r, error) {
+		ok, st, err := c.conn.Exists(c.abs(p))
+		return r{ok, st}, err
+	})
+	return res.ok, res.st, c.wrap(err)
+}
+
+// Get reads a node's data and stat.
+func (c *Client) Get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
+	type r struct {
+		data []byte
+		st   *zk.Stat
+	}
+	res, err := call(ctx, func() (r, error) {
+		data, st, err := c.conn.Get(c.abs(p))
+		return r{data, st}, err
+	})
+	return res.data, res.st, c.wrap(err)
+}
+
+// Delete deletes a node at any version.
+func (c *Client) Delete(ctx context.Context, p string) error {
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, c.conn.Delete(c.abs(p), -1) })
+	return c.wrap(err)
+}
+
+// wrap adds zklock's classification to go-zookeeper's errors while keeping
+// them visible to errors.Is.
+func (c *Client) wrap(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, zk.ErrNoAuth), errors.Is(err, zk.ErrInvalidACL), errors.Is(err, zk.ErrAuthFailed):
+		return fmt.Errorf("%w: %w", ErrPermission, err)
+	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing):
+		return fmt.Errorf("%w: %w", ErrSessionLost, err)
+	}
+	return err
+}
+
+// GetW reads a node and leaves a data watch on it. Unlike an exists watch, a
+// data watch is only set when the node exists, so waiting on a node that has
+// just gone leaves nothing registered on the server.
+func (c *Client) GetW(ctx context.Context, p string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	type r struct {
+		data []byte
+		st   *zk.Stat
+		ch   <-chan zk.Event
+	}
+	res, err := call(ctx, func() (r, error) {
+		data, st, ch, err := c.conn.GetW(c.abs(p))
+		return r{data, st, ch}, err
+	})
+	return res.data, res.st, res.ch, c.wrap(err)
+}
+
+// EnsureChroot creates the chroot's own nodes, as containers, when a lock
+// path under it cannot be created because the chroot does not exist yet.
+func (c *Client) EnsureChroot(ctx context.Context) error {
+	if c.chroot == "" {
+		return nil
+	}
+	p := ""
+	for _, comp := range strings.Split(c.chroot[1:], "/") {
+		p += "/" + comp
+		_, err := call(ctx, func() (string, error) {
+			return c.conn.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+		})
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return c.wrap(err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+package zkconn
+
+import (
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
+
+var (
+	// ErrUnavailable means no usable session: the ensemble could not be
+	// reached within the connect timeout, or the connection stayed down.
+	ErrUnavailable = errors.New("zookeeper unavailable")
+	// ErrSessionLost means the session expired or was replaced by a new one,
+	// so every ephemeral node and watch it held is gone.
+	ErrSessionLost = errors.New("zookeeper session lost")
+	// ErrPermission means the server refused an operation for lack of rights.
+	ErrPermission = errors.New("permission denied")
+)
+
+// IsPermission reports whether err is the server refusing access.
+func IsPermission(err error) bool {
+	return errors.Is(err, ErrPermission) || errors.Is(err, zk.ErrNoAuth) ||
+		errors.Is(err, zk.ErrAuthFailed) || errors.Is(err, zk.ErrInvalidACL)
+}
+
+// IsConnectionLoss reports whether err means the request's fate is unknown
+// because the connection dropped; the session may well survive it.
+func IsConnectionLoss(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+}
+
+// IsSessionLoss reports whether err means the session itself is gone.
+func IsSessionLoss(err error) bool {
+	return errors.Is(err, ErrSessionLost) || errors.Is(err, zk.ErrSessionExpired) ||
+		errors.Is(err, zk.ErrClosing)
+}

@@ -1,0 +1,96 @@
+package zkconn
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// session follows the connection's state from go-zookeeper's event callback.
+// go-zookeeper reconnects on its own and, after an expiry, silently opens a
+// brand-new session; a lock holder must treat either expiry or a changed
+// session id as the loss of everything its old session owned.
+type session struct {
+	mu        sync.Mutex
+	id        int64         // the session this client owns; 0 until established
+	up        chan struct{} // closed while a session is established and connected
+	lost      chan struct{} // closed once, when the session is lost for good
+	lostErr   error
+	downSince time.Time // when the connection last dropped; zero while up
+	sessionID func() int64
+}
+
+func newSession() *session {
+	return &session{up: make(chan struct{}), lost: make(chan struct{})}
+}
+
+// onEvent must not block: go-zookeeper calls it from its I/O goroutines.
+func (s *session) onEvent(ev zk.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case ev.Type == zk.EventSession && ev.State == zk.StateHasSession:
+		var id int64
+		if s.sessionID != nil {
+			id = s.sessionID()
+		}
+		if s.id != 0 && id != 0 && id != s.id {
+			s.markLostLocked(fmt.Errorf("%w: session 0x%x was replaced by 0x%x", ErrSessionLost, s.id, id))
+			return
+		}
+		if s.id == 0 {
+			s.id = id
+		}
+		s.downSince = time.Time{}
+		select {
+		case <-s.up:
+		default:
+			close(s.up)
+		}
+	case ev.Type == zk.EventSession && ev.State == zk.StateExpired:
+		s.markLostLocked(fmt.Errorf("%w: session 0x%x expired", ErrSessionLost, s.id))
+	case ev.Type == zk.EventSession && ev.State == zk.StateAuthFailed:
+		s.markLostLocked(fmt.Errorf("%w: authentication failed", ErrPermission))
+	case ev.Type == zk.EventSession && (ev.State == zk.StateDisconnected || ev.State == zk.StateConnecting):
+		select {
+		case <-s.up:
+			s.up = make(chan struct{})
+			s.downSince = time.Now()
+		default:
+		}
+	case ev.Type == zk.EventNotWatching && ev.Err == zk.ErrSessionExpired:
+		s.markLostLocked(fmt.Errorf("%w: session 0x%x expired", ErrSessionLost, s.id))
+	}
+}
+
+func (s *session) markLostLocked(err error) {
+	select {
+	case <-s.lost:
+	default:
+		s.lostErr = err
+		close(s.lost)
+	}
+}
+
+// setID records the established session once Dial has seen it.
+func (s *session) setID(id int64) {
+	s.mu.Lock()
+	if s.id == 0 {
+		s.id = id
+	}
+	s.mu.Unlock()
+}
+
+func (s *session) upChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.up
+}
+
+func (s *session) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lostErr
+}

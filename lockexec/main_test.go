@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +24,12 @@ import (
 //	       INT/TERM/HUP/QUIT forwarded; every signal it receives is logged
 //	       to envSigLog, so a test can prove the terminal did not deliver
 //	       Ctrl-C to it.
+//	count: a command for the terminal test: logs each SIGINT to $D/int and
+//	       exits 0 once $D/stop exists. A shell loop would do, except that
+//	       dash forks its sleeps with vfork, and a Ctrl-Z landing between
+//	       vfork and exec leaves the shell stuck in the kernel rather than
+//	       stopped, which would make the test flaky for reasons that are
+//	       not zklock's.
 //	shell: a miniature job-control shell for the terminal test: it starts
 //	       "run" in its own foreground process group, and when that stops
 //	       it takes the terminal back, logs it, waits for the test's go
@@ -41,6 +48,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperRun())
 	case "shell":
 		os.Exit(helperShell())
+	case "count":
+		os.Exit(helperCount())
 	}
 	os.Exit(m.Run())
 }
@@ -52,6 +61,8 @@ func helperEnv(mode string, argv []string, extra ...string) []string {
 		panic(err)
 	}
 	env := append(os.Environ(), envHelper+"="+mode, envArgv+"="+string(b))
+	// Under -race, every helper would otherwise sleep 1s on exit.
+	env = append(env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	return append(env, extra...)
 }
 
@@ -151,5 +162,30 @@ func helperShell() int {
 		appendLine(logPath, fmt.Sprintf("exit %d fg=%d", ws.ExitStatus(), tty.foreground()))
 		_ = tty.setForeground(tty.pgrp)
 		return 0
+	}
+}
+
+func helperCount() int {
+	dir := os.Getenv("D")
+	ints := make(chan os.Signal, 4)
+	signal.Notify(ints, syscall.SIGINT)
+	tmp := filepath.Join(dir, "ready.tmp")
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintln(os.Getpid())), 0o644); err != nil {
+		return 2
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "ready")); err != nil {
+		return 2
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ints:
+			appendLine(filepath.Join(dir, "int"), "INT")
+		case <-tick.C:
+			if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
+				return 0
+			}
+		}
 	}
 }

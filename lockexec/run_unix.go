@@ -82,6 +82,8 @@ func Run(ctx context.Context, s Spec) error {
 	}
 	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.killGrace()}
 	defer sv.stopTimers()
+	wd := startWatchdog(c.pid, sv.warn)
+	defer wd.release()
 	return sv.loop(ctx, contC)
 }
 
@@ -271,8 +273,11 @@ func (sv *supervisor) onLost(cause error) {
 		what += " (" + cause.Error() + ")"
 	}
 	if sv.spec.OnLost == Ignore {
-		sv.warn(what + "; the command keeps running without it (on-lost policy: ignore)")
+		sv.warn(what + "; the command keeps running without it (on-lost policy: " + sv.spec.OnLost.String() + ")")
 		return
+	}
+	if sv.term == nil && sv.spec.LostKillGrace > 0 {
+		sv.grace = sv.spec.LostKillGrace
 	}
 	if sv.term == nil {
 		sv.warn(what + ": " + sv.stopping())

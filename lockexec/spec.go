@@ -78,12 +78,20 @@ type Spec struct {
 	// right after SIGTERM (for callers whose remaining session time is
 	// already gone).
 	KillGrace time.Duration
+	// LostKillGrace, when positive, replaces KillGrace when the lock is
+	// lost: that grace has to fit in what is left of the session timeout,
+	// while a --max-runtime or a forwarded stop may take the user's full
+	// grace.
+	LostKillGrace time.Duration
 	// MaxRuntime, when positive, bounds the command's run time: once
 	// exceeded, the group is stopped as on lock loss and Run returns an
 	// error wrapping ErrMaxRuntime. 0 means unlimited.
 	MaxRuntime time.Duration
 	// Warn receives one-line warnings, without a "zklock: " prefix; nil
-	// discards them. It is called from Run's goroutine.
+	// discards them. It is called from Run's goroutine with SIGTTOU
+	// blocked on its thread, so a direct write to a terminal the command
+	// owns cannot stop zklock under `stty tostop`: write there rather than
+	// hand the message to another goroutine.
 	Warn func(string)
 }
 

@@ -117,7 +117,7 @@ const (
 
 // TestTerminalCtrlCAndCtrlZ plays a user at a terminal: a miniature
 // job-control shell (session leader of a fresh pty) starts a miniature
-// zklock in the foreground, which runs a command trapping SIGINT. It
+// zklock in the foreground, which runs a command counting SIGINTs. It
 // checks that Ctrl-C reaches the command exactly once and zklock not at
 // all, that Ctrl-Z stops the command and hands the terminal back to the
 // shell, that `fg` resumes it with the terminal, and that zklock takes the
@@ -128,12 +128,12 @@ func TestTerminalCtrlCAndCtrlZ(t *testing.T) {
 	sigLog := filepath.Join(dir, "zklock-signals")
 	shellLog := filepath.Join(dir, "shell")
 	fgFile := filepath.Join(dir, "fg")
-	script := shPrelude + `trap 'echo INT >> "$D/int"' INT
-mark ready $$
-while [ ! -e "$D/stop" ]; do sleep 0.02; done`
+	// The command is the test binary in "count" mode; envHelper is
+	// overridden for it by the environment zklock passes on.
+	command := []string{"/usr/bin/env", envHelper + "=count", os.Args[0], "-test.run=^$"}
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = helperEnv("shell", []string{"/bin/sh", "-c", script},
+	cmd.Env = helperEnv("shell", command,
 		"D="+dir, envSigLog+"="+sigLog, envShellLog+"="+shellLog, envFgFile+"="+fgFile)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -149,13 +149,21 @@ while [ ! -e "$D/stop" ]; do sleep 0.02; done`
 		<-exited
 	})
 
+	t0 := time.Now()
 	child := pids(t, waitMarker(t, dir, "ready"))[0]
+	t.Logf("%v ready", time.Since(t0))
 	killGroupOnCleanup(t, child)
 	info, ok := readProcStat(child)
 	if !ok {
 		t.Fatal("command vanished")
 	}
 	zklock, shell := info.ppid, cmd.Process.Pid
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("states: command %c, zklock %c, shell %c; foreground %d (command %d, zklock %d, shell %d)",
+				procState(child), procState(zklock), procState(shell), term.foreground(t), child, zklock, shell)
+		}
+	})
 	shellEvents := func() []string { return lines(shellLog) }
 	intCount := func() int { return len(lines(filepath.Join(dir, "int"))) }
 
@@ -163,11 +171,11 @@ while [ ! -e "$D/stop" ]; do sleep 0.02; done`
 		t.Fatalf("foreground group %d, want the command's %d (zklock %d)", fg, child, zklock)
 	}
 
-	t.Log("Ctrl-C")
+	t.Logf("%v Ctrl-C", time.Since(t0))
 	term.typeKey(t, ctrlC)
 	waitUntil(t, "command's SIGINT trap", func() bool { return intCount() == 1 })
 
-	t.Log("Ctrl-Z")
+	t.Logf("%v Ctrl-Z", time.Since(t0))
 	term.typeKey(t, ctrlZ)
 	waitUntil(t, "shell to see the job stop", func() bool { return len(shellEvents()) >= 1 })
 	if ev := shellEvents()[0]; ev != "stopped SIGTSTP" {
@@ -180,17 +188,18 @@ while [ ! -e "$D/stop" ]; do sleep 0.02; done`
 		t.Fatalf("foreground group %d while suspended, want the shell's %d", fg, shell)
 	}
 
-	t.Log("fg")
+	t.Logf("%v fg", time.Since(t0))
 	touch(t, fgFile)
 	waitUntil(t, "command resumed in the foreground", func() bool {
 		return term.foreground(t) == child && procState(child) != 'T'
 	})
 
-	t.Log("Ctrl-C")
+	t.Logf("%v Ctrl-C", time.Since(t0))
 	term.typeKey(t, ctrlC)
 	waitUntil(t, "second SIGINT trap", func() bool { return intCount() == 2 })
 
 	touch(t, filepath.Join(dir, "stop"))
+	t.Logf("%v stop", time.Since(t0))
 	select {
 	case <-exited:
 		if shellErr != nil {
@@ -199,6 +208,7 @@ while [ ! -e "$D/stop" ]; do sleep 0.02; done`
 	case <-time.After(waitTimeout):
 		t.Fatal("shell did not exit")
 	}
+	t.Logf("%v exited", time.Since(t0))
 	want := []string{"stopped SIGTSTP", "continued", fmt.Sprintf("exit 0 fg=%d", zklock)}
 	if got := shellEvents(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("shell events %q, want %q (zklock gives the foreground back to itself)", got, want)

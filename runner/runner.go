@@ -27,6 +27,9 @@ var Signals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
 // node goes anyway when the session is closed or expires.
 const releaseTimeout = 5 * time.Second
 
+// lostReleaseTimeout bounds the release attempt after the lock was lost.
+const lostReleaseTimeout = time.Second
+
 // Options describe one run or tryrun.
 type Options struct {
 	Conn zkconn.Options
@@ -63,7 +66,7 @@ func (o *Options) warnf(format string, args ...any) {
 // Run takes the lock, runs the command, and releases the lock. The error
 // carries the outcome: nil, the command's *lockexec.ExitError, or why the
 // command did not run or was stopped.
-func Run(ctx context.Context, o Options) error {
+func Run(ctx context.Context, o Options) (err error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, Signals...)
 	defer signal.Stop(sigs)
@@ -73,10 +76,16 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer func() {
-		rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		// After a lost lock the server is likely out of reach: don't hold
+		// up exit 76 waiting for it. The node goes with the session anyway.
+		timeout := releaseTimeout
+		if errors.Is(err, lockexec.ErrLockLost) {
+			timeout = lostReleaseTimeout
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		if err := lease.Release(rctx); err != nil {
-			o.warnf("could not delete %s (%v); it goes when the session ends", lease.Node, err)
+		if rerr := lease.Release(rctx); rerr != nil {
+			o.warnf("could not delete %s (%v); it goes when the session ends", lease.Node, rerr)
 		} else {
 			o.logf("released %s", lease.Path)
 		}
@@ -94,31 +103,40 @@ func Run(ctx context.Context, o Options) error {
 		"ZKLOCK_FENCING_TOKEN="+strconv.FormatInt(token, 10),
 	)
 
-	lost := make(chan error, 1)
+	budget := o.budget(client)
+	o.logf("session timeout %s; if ZooKeeper is silent for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
+		budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		select {
-		case <-client.Lost():
-			lost <- client.LostErr()
-		case <-runCtx.Done():
-		}
-	}()
+	// Checking our node every T/10 keeps LastHeard fresh between
+	// go-zookeeper's own pings (every T/3), so an outage of up to about
+	// Deadline − T/10 ≈ 0.55·T heals without disturbing the command.
+	lost := lease.Guard(runCtx, budget.Deadline, budget.Timeout/10)
 	err = lockexec.Run(runCtx, lockexec.Spec{
-		Argv:       o.Argv,
-		Env:        env,
-		Signals:    sigs,
-		Lost:       lost,
-		OnLost:     o.OnLost,
-		KillGrace:  o.KillGrace,
-		MaxRuntime: o.MaxRuntime,
-		Warn:       func(s string) { o.warnf("%s", s) },
+		Argv:          o.Argv,
+		Env:           env,
+		Signals:       sigs,
+		Lost:          lost,
+		OnLost:        o.OnLost,
+		KillGrace:     o.KillGrace,
+		LostKillGrace: budget.Grace,
+		MaxRuntime:    o.MaxRuntime,
+		Warn:          func(s string) { o.warnf("%s", s) },
 	})
-	stop()
-	<-watchDone
 	return err
+}
+
+// budget is how the session timeout is spent if contact is lost; see Budget.
+func (o *Options) budget(c *zkconn.Client) Budget {
+	t := c.NegotiatedTimeout()
+	if t <= 0 {
+		t = o.Conn.SessionTimeout
+	}
+	grace := o.KillGrace
+	if grace <= 0 {
+		grace = lockexec.DefaultKillGrace
+	}
+	return NewBudget(t, grace)
 }
 
 // acquire connects and waits for the lock. A signal cancels the wait; the
@@ -174,7 +192,8 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, *lock.Leas
 	if err != nil {
 		return nil, nil, err
 	}
-	o.logf("connected to %s, session 0x%x", client.Server(), client.SessionID())
+	o.logf("connected to %s, session 0x%x, timeout %s (asked %s)", client.Server(), client.SessionID(),
+		client.NegotiatedTimeout(), o.Conn.SessionTimeout)
 
 	owner := lock.NewOwner(o.Version, o.Argv, lock.Exclusive)
 	lease, err := lock.Acquire(acqCtx, client, o.Path, lock.Options{

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,7 @@ type Client struct {
 	chroot string
 	acl    []zk.ACL
 	sess   *session
+	wire   *wireTracker
 	closed atomic.Bool
 }
 
@@ -65,10 +67,18 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if o.Debugf != nil {
 		logf = o.Debugf
 	}
-	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), sess: newSession()}
+	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), sess: newSession(),
+		wire: &wireTracker{now: time.Now}}
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		conn, err := net.DialTimeout(network, address, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return c.wire.wrap(conn), nil
+	}
 	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
 		zk.WithLogger(logf), zk.WithLogInfo(o.Debugf != nil),
-		zk.WithEventCallback(c.sess.onEvent))
+		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(dial))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -127,6 +137,23 @@ func (c *Client) Lost() <-chan struct{} { return c.sess.lost }
 
 // LostErr says why Lost was closed; nil while the session lives.
 func (c *Client) LostErr() error { return c.sess.err() }
+
+// NegotiatedTimeout is the session timeout the server granted: the request
+// clamped to the server's [minSessionTimeout, maxSessionTimeout]. It is the
+// timeout that decides when the server expires the session.
+func (c *Client) NegotiatedTimeout() time.Duration {
+	t, _ := c.wire.snapshot()
+	return t
+}
+
+// LastHeard is the latest moment the server is known to have heard from this
+// session: the send time of the last request (including go-zookeeper's own
+// pings) that got a reply. The server cannot expire the session before
+// LastHeard plus NegotiatedTimeout.
+func (c *Client) LastHeard() time.Time {
+	_, t := c.wire.snapshot()
+	return t
+}
 
 // Server is the address of the server currently connected, if any.
 func (c *Client) Server() string { return c.conn.Server() }

@@ -9,15 +9,15 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-type quietLogger struct{}
+type silentLogger struct{}
 
-func (quietLogger) Printf(string, ...any) {}
+func (silentLogger) Printf(string, ...any) {}
 
 // Dial opens a plain go-zookeeper session, independent of the code under
 // test, for looking at the server's state (children, stats, ACLs). It waits
 // for the session under ctx.
 func Dial(ctx context.Context, addrs []string) (*zk.Conn, error) {
-	conn, _, err := zk.Connect(addrs, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+	conn, _, err := zk.Connect(addrs, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(silentLogger{}))
 	if err != nil {
 		return nil, err
 	}

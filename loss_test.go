@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// Overlap detection that survives SIGKILL: every command runs under
+// `flock -n` on a local file. The kernel drops that lock only when the last
+// process holding the descriptor (the command and every child it started)
+// has died, so a second holder that starts while any part of the first
+// one's process tree lives fails with exit 99.
+const overlapExit = 99
+
+// treeScript is a holder's command: a process tree (a background subshell
+// and the foreground loop) that writes a timestamp every 10ms until killed.
+const treeScript = `(while :; do date +%s%N >> "$D/holder"; sleep 0.01; done) & echo $! > "$D/grandchild"
+touch "$D/started"
+while :; do date +%s%N >> "$D/holder"; sleep 0.01; done`
+
+func guarded(dir, script string) []string {
+	return []string{"flock", "-n", "-E", strconv.Itoa(overlapExit), filepath.Join(dir, "detector"), "sh", "-c", script}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// lastStamp is the newest nanosecond timestamp in a file of timestamps.
+func lastStamp(t *testing.T, p string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.ParseInt(f, 10, 64); err == nil && n > last {
+			last = n
+		}
+	}
+	return last
+}
+
+func pidAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	// A zombie is dead for our purposes; /proc/PID/stat says "Z".
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func readPid(t *testing.T, p string) int {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// handoff runs a holder through a proxy and a waiter behind it, applies
+// fault to the holder's proxy, and checks that the holder's whole command
+// tree is dead before the waiter's command starts. It returns the gap.
+func handoff(t *testing.T, fault func(*zktest.Proxy)) time.Duration {
+	t.Helper()
+	path := lockPath(t)
+	dir := t.TempDir()
+	proxy, err := zktest.NewProxy(server.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	holder := zklock(t, append([]string{"--servers", proxy.Addr(), "--session-timeout", "2s",
+		"run", "--path", path, "--"}, guarded(dir, treeScript)...)...)
+	holder.Env = append(holder.Env, "D="+dir)
+	var holderErr bytes.Buffer
+	holder.Stderr = &holderErr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+
+	waiter := zklock(t, append([]string{"--session-timeout", "2s", "run", "--path", path, "--"},
+		guarded(dir, `date +%s%N > "$D/waiter"`)...)...)
+	waiter.Env = append(waiter.Env, "D="+dir)
+	var waiterOut bytes.Buffer
+	waiter.Stderr = &waiterOut
+	if err := waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Process.Kill()
+	conn := rawZK(t)
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+
+	fault(proxy)
+	if code := exitCodeOf(t, holder.Wait()); code != 76 {
+		t.Fatalf("holder exit %d, want 76 (lock lost); stderr: %s", code, holderErr.String())
+	}
+	if !strings.Contains(holderErr.String(), "lock lost") {
+		t.Errorf("holder stderr does not say the lock was lost: %s", holderErr.String())
+	}
+	if code := exitCodeOf(t, waiter.Wait()); code != 0 {
+		if code == overlapExit {
+			t.Fatalf("OVERLAP: the waiter started while the lost holder's command tree was alive")
+		}
+		t.Fatalf("waiter exit %d: %s", code, waiterOut.String())
+	}
+	if gc := readPid(t, filepath.Join(dir, "grandchild")); pidAlive(gc) {
+		t.Errorf("the holder's grandchild %d outlived the lock", gc)
+	}
+	gap := time.Duration(lastStamp(t, filepath.Join(dir, "waiter")) - lastStamp(t, filepath.Join(dir, "holder")))
+	if gap <= 0 {
+		t.Fatalf("the waiter started %s before the lost holder's last sign of life", -gap)
+	}
+	return gap
+}
+
+// TestPartition cuts the network between a holder and the server. The
+// holder must stop its whole command tree, and exit 76, before the server
+// expires its session and the next waiter's command starts.
+func TestPartition(t *testing.T) {
+	faults := map[string]func(*zktest.Proxy){
+		// Silence: the client's connection stays up, nothing arrives.
+		"blackhole": (*zktest.Proxy).Blackhole,
+		// Reset: the connection drops and reconnects are refused.
+		"cut": (*zktest.Proxy).Cut,
+	}
+	for name, fault := range faults {
+		t.Run(name, func(t *testing.T) {
+			gap := handoff(t, fault)
+			t.Logf("gap between the lost holder's last sign of life and the next holder's start: %s", gap.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestShortDisconnection: an outage that heals within the deadline does
+// not disturb the command.
+func TestShortDisconnection(t *testing.T) {
+	for name, fault := range map[string]func(*zktest.Proxy){
+		"blackhole": (*zktest.Proxy).Blackhole,
+		"cut":       (*zktest.Proxy).Cut,
+	} {
+		t.Run(name, func(t *testing.T) {
+			proxy, err := zktest.NewProxy(server.Addrs()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			dir := t.TempDir()
+			// T = 4s: stopped after 2.6s of silence; the outage is 1s.
+			c := zklock(t, "--servers", proxy.Addr(), "--session-timeout", "4s", "run", "--path", lockPath(t), "--",
+				"sh", "-c", `touch "$1/started"; sleep 2.5; echo done`, "sh", dir)
+			var stdout, stderr bytes.Buffer
+			c.Stdout, c.Stderr = &stdout, &stderr
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+			fault(proxy)
+			time.Sleep(time.Second)
+			proxy.Heal()
+			if code := exitCodeOf(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want an undisturbed command", code, stdout.String(), stderr.String())
+			}
+		})
+	}
+}
+
+// TestServerRestart: restarting a standalone server keeps the session (it
+// is persisted), so a command running across the restart is undisturbed.
+func TestServerRestart(t *testing.T) {
+	dir := t.TempDir()
+	c := zklock(t, "--session-timeout", "6s", "run", "--path", lockPath(t), "--",
+		"sh", "-c", `touch "$1/started"; sleep 3; echo done`, "sh", dir)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	s := server.Server(0)
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCodeOf(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want an undisturbed command", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestKillZklock: SIGKILL on zklock takes its command tree down with it at
+// once, and the next waiter proceeds when the session expires.
+func TestKillZklock(t *testing.T) {
+	path := lockPath(t)
+	dir := t.TempDir()
+	holder := zklock(t, append([]string{"--session-timeout", "2s", "run", "--path", path, "--"},
+		guarded(dir, `echo $$ > "$D/child"; `+treeScript)...)...)
+	holder.Env = append(holder.Env, "D="+dir)
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	waiter := zklock(t, append([]string{"run", "--path", path, "--"}, guarded(dir, `date +%s%N > "$D/waiter"`)...)...)
+	waiter.Env = append(waiter.Env, "D="+dir)
+	if err := waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Process.Kill()
+	conn := rawZK(t)
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+
+	child, grandchild := readPid(t, filepath.Join(dir, "child")), readPid(t, filepath.Join(dir, "grandchild"))
+	killed := time.Now()
+	holder.Process.Signal(syscall.SIGKILL)
+	holder.Wait()
+	waitFor(t, time.Second, "the command tree to die with zklock", func() bool {
+		return !pidAlive(child) && !pidAlive(grandchild)
+	})
+	t.Logf("command tree gone %s after SIGKILL", time.Since(killed).Round(time.Millisecond))
+	if code := exitCodeOf(t, waiter.Wait()); code != 0 {
+		t.Fatalf("waiter exit %d", code)
+	}
+	t.Logf("next holder started %s after SIGKILL (session timeout 2s)", time.Since(killed).Round(time.Millisecond))
+}

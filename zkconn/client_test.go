@@ -1,0 +1,162 @@
+package zkconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+var server *zktest.Cluster
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// tickTime 200ms: sessions may last 400ms to 8s here.
+	c, err := zktest.StartStandalone(ctx, zktest.Options{MaxSessionTimeout: 8 * time.Second})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkconn tests need a real ZooKeeper:", err)
+		os.Exit(1)
+	}
+	server = c
+	code := m.Run()
+	server.Stop()
+	os.Exit(code)
+}
+
+func dialT(t *testing.T, servers []string, timeout time.Duration) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, Options{ConnString: ConnString{Servers: servers}, SessionTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// TestNegotiatedTimeout: the server clamps the requested timeout, and the
+// client learns the clamped value from the wire.
+func TestNegotiatedTimeout(t *testing.T) {
+	for _, tc := range []struct{ ask, want time.Duration }{
+		{3 * time.Second, 3 * time.Second},
+		{100 * time.Millisecond, 400 * time.Millisecond},
+		{time.Minute, 8 * time.Second},
+	} {
+		c := dialT(t, server.Addrs(), tc.ask)
+		if got := c.NegotiatedTimeout(); got != tc.want {
+			t.Errorf("asked %s: negotiated %s, want %s", tc.ask, got, tc.want)
+		}
+	}
+}
+
+// TestLastHeard: it follows the traffic (go-zookeeper pings every third of
+// the timeout) while the server answers, and stops moving when the server
+// falls silent.
+func TestLastHeard(t *testing.T) {
+	proxy, err := zktest.NewProxy(server.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	c := dialT(t, []string{proxy.Addr()}, 3*time.Second)
+	first := c.LastHeard()
+	if first.IsZero() || time.Since(first) > time.Second {
+		t.Fatalf("LastHeard right after connecting = %v", first)
+	}
+	ctx := context.Background()
+	before := time.Now()
+	if _, err := c.Children(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	if lh := c.LastHeard(); lh.Before(before) {
+		t.Errorf("LastHeard %v is older than a request answered after %v", lh, before)
+	}
+	proxy.Blackhole()
+	silentFrom := time.Now()
+	time.Sleep(1500 * time.Millisecond) // longer than the 1s ping interval
+	if lh := c.LastHeard(); lh.After(silentFrom) {
+		t.Errorf("LastHeard %v moved while the server was silent (since %v)", lh, silentFrom)
+	}
+	proxy.Heal()
+	zktest.Eventually(t, 5*time.Second, "LastHeard to move again", func() bool {
+		return c.LastHeard().After(silentFrom)
+	})
+	select {
+	case <-c.Lost():
+		t.Fatalf("a 1.5s silence lost a 3s session: %v", c.LostErr())
+	default:
+	}
+}
+
+// TestSessionLost: when the server expires the session while the client is
+// cut off, the client reports it as lost once it is back, and go-zookeeper's
+// silent replacement session does not count as the same session.
+func TestSessionLost(t *testing.T) {
+	proxy, err := zktest.NewProxy(server.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	c := dialT(t, []string{proxy.Addr()}, 800*time.Millisecond)
+	id := c.SessionID()
+	proxy.Cut()
+	time.Sleep(2 * time.Second) // well past the 800ms session timeout
+	proxy.Heal()
+	select {
+	case <-c.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("session loss not reported")
+	}
+	if err := c.LostErr(); !errors.Is(err, ErrSessionLost) {
+		t.Errorf("LostErr = %v", err)
+	}
+	if c.SessionID() != id {
+		t.Errorf("SessionID changed from 0x%x to 0x%x: it must stay the one we owned", id, c.SessionID())
+	}
+	if err := c.WaitSession(context.Background()); !errors.Is(err, ErrSessionLost) {
+		t.Errorf("WaitSession after loss = %v", err)
+	}
+}
+
+func TestDialUnavailable(t *testing.T) {
+	start := time.Now()
+	_, err := Dial(context.Background(), Options{ConnString: ConnString{Servers: []string{"127.0.0.1:1"}},
+		ConnectTimeout: 500 * time.Millisecond})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Dial to a closed port: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Dial took %s with a 500ms connect timeout", d)
+	}
+}
+
+func TestChrootPaths(t *testing.T) {
+	ctx := context.Background()
+	cs, _ := ParseConnString(server.ConnectString() + "/zkconn-chroot/x")
+	c, err := Dial(ctx, Options{ConnString: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.EnsureChroot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Create(ctx, "/n", []byte("d"), zk.FlagEphemeral)
+	if err != nil || p != "/n" {
+		t.Fatalf("Create = %q, %v", p, err)
+	}
+	conn := zktest.DialT(t, server.Addrs())
+	if data, _, err := conn.Get("/zkconn-chroot/x/n"); err != nil || string(data) != "d" {
+		t.Errorf("raw view of the chrooted node: %q %v", data, err)
+	}
+	if ch, err := c.Children(ctx, "/"); err != nil || len(ch) != 1 || ch[0] != "n" {
+		t.Errorf("Children(/) under the chroot = %v, %v", ch, err)
+	}
+}

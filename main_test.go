@@ -26,16 +26,8 @@ var server *zktest.Cluster
 type withServer struct{ m *testing.M }
 
 func (w withServer) Run() int {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, err := zktest.StartStandalone(ctx, zktest.Options{})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "end-to-end tests need a real ZooKeeper:", err)
-		return 1
-	}
-	server = c
-	defer c.Stop()
-	return w.m.Run()
+	defer stopEnsemble()
+	return zktest.RunStandalone(w.m, zktest.Options{}, func(c *zktest.Cluster) { server = c })
 }
 
 func TestMain(m *testing.M) {

@@ -19,17 +19,7 @@ import (
 var server *zktest.Cluster
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, err := zktest.StartStandalone(ctx, zktest.Options{})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lock tests need a real ZooKeeper:", err)
-		os.Exit(1)
-	}
-	server = c
-	code := m.Run()
-	server.Stop()
-	os.Exit(code)
+	os.Exit(zktest.RunStandalone(m, zktest.Options{}, func(c *zktest.Cluster) { server = c }))
 }
 
 var pathSeq atomic.Int64

@@ -27,9 +27,6 @@ var Signals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
 // node goes anyway when the session is closed or expires.
 const releaseTimeout = 5 * time.Second
 
-// lostReleaseTimeout bounds the release attempt after the lock was lost.
-const lostReleaseTimeout = time.Second
-
 // Options describe one run or tryrun.
 type Options struct {
 	Conn zkconn.Options
@@ -76,13 +73,14 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	defer func() {
-		// After a lost lock the server is likely out of reach: don't hold
-		// up exit 76 waiting for it. The node goes with the session anyway.
-		timeout := releaseTimeout
 		if errors.Is(err, lockexec.ErrLockLost) {
-			timeout = lostReleaseTimeout
+			// The server is most likely out of reach: a delete would only
+			// hold up exit 76. Closing the session removes the node if the
+			// server can still be told; otherwise the session expires.
+			client.Close()
+			return
 		}
-		rctx, cancel := context.WithTimeout(context.Background(), timeout)
+		rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		defer cancel()
 		if rerr := lease.Release(rctx); rerr != nil {
 			o.warnf("could not delete %s (%v); it goes when the session ends", lease.Node, rerr)

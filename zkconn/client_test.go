@@ -3,7 +3,6 @@ package zkconn
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -15,18 +14,8 @@ import (
 var server *zktest.Cluster
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	// tickTime 200ms: sessions may last 400ms to 8s here.
-	c, err := zktest.StartStandalone(ctx, zktest.Options{MaxSessionTimeout: 8 * time.Second})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "zkconn tests need a real ZooKeeper:", err)
-		os.Exit(1)
-	}
-	server = c
-	code := m.Run()
-	server.Stop()
-	os.Exit(code)
+	os.Exit(zktest.RunStandalone(m, zktest.Options{MaxSessionTimeout: 8 * time.Second}, func(c *zktest.Cluster) { server = c }))
 }
 
 func dialT(t *testing.T, servers []string, timeout time.Duration) *Client {

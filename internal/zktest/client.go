@@ -3,6 +3,7 @@ package zktest
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -58,4 +59,21 @@ func Eventually(tb testing.TB, within time.Duration, what string, cond func() bo
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// RunStandalone is a test package's TestMain body: it starts one standalone
+// server (JVM start-up costs seconds, so a package shares it), hands it to
+// use, runs the tests and stops the server. A server that cannot start fails
+// the package; it never skips.
+func RunStandalone(m interface{ Run() int }, opts Options, use func(*Cluster)) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, err := StartStandalone(ctx, opts)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "these tests need a real ZooKeeper:", err)
+		return 1
+	}
+	defer c.Stop()
+	use(c)
+	return m.Run()
 }

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// The 3-node ensemble is started by the first test that needs it and
+// stopped after the package's tests (see withServer).
+var ensembleOnce struct {
+	sync.Once
+	c   *zktest.Cluster
+	err error
+}
+
+func ensemble(t *testing.T) *zktest.Cluster {
+	t.Helper()
+	ensembleOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		ensembleOnce.c, ensembleOnce.err = zktest.StartEnsemble(ctx, 3, zktest.Options{})
+	})
+	if ensembleOnce.err != nil {
+		t.Fatalf("cannot start a 3-node ensemble: %v", ensembleOnce.err)
+	}
+	c := ensembleOnce.c
+	// Every test gets the whole ensemble back, serving.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, s := range c.Servers() {
+		if !s.Running() {
+			if err := s.Restart(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := c.WaitServing(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func stopEnsemble() {
+	if ensembleOnce.c != nil {
+		ensembleOnce.c.Stop()
+	}
+}
+
+// connectedServer finds which server holds the session, from its `cons`.
+func connectedServer(t *testing.T, c *zktest.Cluster, session string) *zktest.Server {
+	t.Helper()
+	var found *zktest.Server
+	waitFor(t, 10*time.Second, "the session's server", func() bool {
+		for _, s := range c.Servers() {
+			if !s.Running() {
+				continue
+			}
+			out, err := zktest.Cons(t.Context(), s.Addr())
+			if err == nil && strings.Contains(out, "sid="+session+",") {
+				found = s
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// runAcross starts a command under the lock on the ensemble and returns
+// once it runs, with its session id.
+func runAcross(t *testing.T, c *zktest.Cluster, timeout string, script string) (*runningCmd, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := zklock(t, "--servers", c.ConnectString(), "--session-timeout", timeout, "run", "--path", lockPath(t), "--",
+		"sh", "-c", `echo "$ZKLOCK_SESSION_ID" > "$D/session"; `+script)
+	cmd.Env = append(cmd.Env, "D="+dir)
+	r := &runningCmd{}
+	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	r.wait = cmd.Wait
+	p := filepath.Join(dir, "session")
+	waitFor(t, 10*time.Second, "the command to start", func() bool {
+		b, _ := os.ReadFile(p)
+		return bytes.HasSuffix(b, []byte("\n"))
+	})
+	b, _ := os.ReadFile(p)
+	return r, strings.TrimSpace(string(b))
+}
+
+type runningCmd struct {
+	stdout, stderr bytes.Buffer
+	wait           func() error
+}
+
+// TestEnsembleFailover: losing the server zklock is connected to moves the
+// session to another server; the command is not disturbed. So is a leader
+// change.
+func TestEnsembleFailover(t *testing.T) {
+	c := ensemble(t)
+	r, session := runAcross(t, c, "6s", `sleep 3; echo done`)
+	s := connectedServer(t, c, session)
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCodeOf(t, r.wait()); code != 0 || r.stdout.String() != "done\n" || r.stderr.Len() != 0 {
+		t.Fatalf("after killing the connected server: exit %d, stdout %q, stderr %q", code, r.stdout.String(), r.stderr.String())
+	}
+
+	c = ensemble(t)
+	r, _ = runAcross(t, c, "6s", `sleep 3; echo done`)
+	leader, err := c.Leader(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCodeOf(t, r.wait()); code != 0 || r.stdout.String() != "done\n" || r.stderr.Len() != 0 {
+		t.Fatalf("after killing the leader: exit %d, stdout %q, stderr %q", code, r.stdout.String(), r.stderr.String())
+	}
+}
+
+// TestEnsembleQuorumLoss: with two of three servers gone, no server can
+// serve, so the holder stops its command (exit 76) before its session could
+// expire; once quorum is back, the waiter proceeds, with no overlap.
+func TestEnsembleQuorumLoss(t *testing.T) {
+	c := ensemble(t)
+	path := lockPath(t)
+	dir := t.TempDir()
+	holder := zklock(t, append([]string{"--servers", c.ConnectString(), "--session-timeout", "4s",
+		"run", "--path", path, "--"}, guarded(dir, treeScript)...)...)
+	holder.Env = append(holder.Env, "D="+dir)
+	var holderErr bytes.Buffer
+	holder.Stderr = &holderErr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	waiter := zklock(t, append([]string{"--servers", c.ConnectString(), "--session-timeout", "8s",
+		"run", "--path", path, "--"}, guarded(dir, `date +%s%N > "$D/waiter"`)...)...)
+	waiter.Env = append(waiter.Env, "D="+dir)
+	var waiterErr bytes.Buffer
+	waiter.Stderr = &waiterErr
+	if err := waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Process.Kill()
+	conn := zktest.DialT(t, c.Addrs())
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+
+	killed := c.Servers()[:2]
+	for _, s := range killed {
+		if err := s.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if code := exitCodeOf(t, holder.Wait()); code != 76 {
+		t.Fatalf("holder exit %d, want 76; stderr: %s", code, holderErr.String())
+	}
+	t.Logf("holder stopped %s after quorum was lost (session timeout 4s)", time.Since(start).Round(time.Millisecond))
+	for _, s := range killed {
+		if err := s.Restart(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := exitCodeOf(t, waiter.Wait()); code != 0 {
+		if code == overlapExit {
+			t.Fatal("OVERLAP: the waiter ran while the holder's command tree was alive")
+		}
+		t.Fatalf("waiter exit %d: %s", code, waiterErr.String())
+	}
+	gap := time.Duration(lastStamp(t, filepath.Join(dir, "waiter")) - lastStamp(t, filepath.Join(dir, "holder")))
+	if gap <= 0 {
+		t.Fatalf("the waiter started %s before the holder's last sign of life", -gap)
+	}
+	t.Logf("gap between the lost holder's last sign of life and the next holder's start: %s", gap.Round(time.Millisecond))
+}

@@ -136,30 +136,10 @@ func TestEnsembleFailover(t *testing.T) {
 // expire; once quorum is back, the waiter proceeds, with no overlap.
 func TestEnsembleQuorumLoss(t *testing.T) {
 	c := ensemble(t)
-	path := lockPath(t)
-	dir := t.TempDir()
-	holder := zklock(t, append([]string{"--servers", c.ConnectString(), "--session-timeout", "4s",
-		"run", "--path", path, "--"}, guarded(dir, treeScript)...)...)
-	holder.Env = append(holder.Env, "D="+dir)
-	var holderErr bytes.Buffer
-	holder.Stderr = &holderErr
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Process.Kill()
-	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
-	waiter := zklock(t, append([]string{"--servers", c.ConnectString(), "--session-timeout", "8s",
-		"run", "--path", path, "--"}, guarded(dir, `date +%s%N > "$D/waiter"`)...)...)
-	waiter.Env = append(waiter.Env, "D="+dir)
-	var waiterErr bytes.Buffer
-	waiter.Stderr = &waiterErr
-	if err := waiter.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer waiter.Process.Kill()
 	conn := zktest.DialT(t, c.Addrs())
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
-
+	p := startPair(t, []string{"--servers", c.ConnectString(), "--session-timeout", "4s"},
+		[]string{"--servers", c.ConnectString(), "--session-timeout", "8s"},
+		func(path string) int { return queueLen(conn, path) })
 	killed := c.Servers()[:2]
 	for _, s := range killed {
 		if err := s.Kill(); err != nil {
@@ -167,24 +147,13 @@ func TestEnsembleQuorumLoss(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	if code := exitCodeOf(t, holder.Wait()); code != 76 {
-		t.Fatalf("holder exit %d, want 76; stderr: %s", code, holderErr.String())
-	}
+	p.holderLost(t)
 	t.Logf("holder stopped %s after quorum was lost (session timeout 4s)", time.Since(start).Round(time.Millisecond))
 	for _, s := range killed {
 		if err := s.Restart(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if code := exitCodeOf(t, waiter.Wait()); code != 0 {
-		if code == overlapExit {
-			t.Fatal("OVERLAP: the waiter ran while the holder's command tree was alive")
-		}
-		t.Fatalf("waiter exit %d: %s", code, waiterErr.String())
-	}
-	gap := time.Duration(lastStamp(t, filepath.Join(dir, "waiter")) - lastStamp(t, filepath.Join(dir, "holder")))
-	if gap <= 0 {
-		t.Fatalf("the waiter started %s before the holder's last sign of life", -gap)
-	}
+	gap := p.waiterNext(t)
 	t.Logf("gap between the lost holder's last sign of life and the next holder's start: %s", gap.Round(time.Millisecond))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -74,62 +75,85 @@ func readPid(t *testing.T, p string) int {
 	return n
 }
 
-// handoff runs a holder through a proxy and a waiter behind it, applies
-// fault to the holder's proxy, and checks that the holder's whole command
-// tree is dead before the waiter's command starts. It returns the gap.
+// pair is a holder running treeScript under the lock and a waiter queued
+// behind it, both inside the overlap detector.
+type pair struct {
+	dir, path            string
+	holder, waiter       *exec.Cmd
+	holderErr, waiterErr bytes.Buffer
+}
+
+// startPair starts the holder with holderArgs (global flags), waits until
+// its command runs, then queues the waiter (waiterArgs) behind it. queue
+// reads the lock's queue length from a server of the right ensemble.
+func startPair(t *testing.T, holderArgs, waiterArgs []string, queue func(path string) int) *pair {
+	t.Helper()
+	p := &pair{dir: t.TempDir(), path: lockPath(t)}
+	p.holder = zklock(t, append(append(holderArgs, "run", "--path", p.path, "--"), guarded(p.dir, treeScript)...)...)
+	p.holder.Env = append(p.holder.Env, "D="+p.dir)
+	p.holder.Stderr = &p.holderErr
+	if err := p.holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.holder.Process.Kill() })
+	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(p.dir, "started")) })
+	p.waiter = zklock(t, append(append(waiterArgs, "run", "--path", p.path, "--"), guarded(p.dir, `date +%s%N > "$D/waiter"`)...)...)
+	p.waiter.Env = append(p.waiter.Env, "D="+p.dir)
+	p.waiter.Stderr = &p.waiterErr
+	if err := p.waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.waiter.Process.Kill() })
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queue(p.path) == 2 })
+	return p
+}
+
+// holderLost checks the holder stopped its command because the lock was lost.
+func (p *pair) holderLost(t *testing.T) {
+	t.Helper()
+	if code := exitCodeOf(t, p.holder.Wait()); code != 76 {
+		t.Fatalf("holder exit %d, want 76 (lock lost); stderr: %s", code, p.holderErr.String())
+	}
+	if !strings.Contains(p.holderErr.String(), "lock lost") {
+		t.Errorf("holder stderr does not say the lock was lost: %s", p.holderErr.String())
+	}
+}
+
+// waiterNext checks the waiter ran only after the holder's whole command
+// tree had died, and returns the gap between the two.
+func (p *pair) waiterNext(t *testing.T) time.Duration {
+	t.Helper()
+	if code := exitCodeOf(t, p.waiter.Wait()); code != 0 {
+		if code == overlapExit {
+			t.Fatalf("OVERLAP: the waiter started while the lost holder's command tree was alive")
+		}
+		t.Fatalf("waiter exit %d: %s", code, p.waiterErr.String())
+	}
+	if gc := readPid(t, filepath.Join(p.dir, "grandchild")); pidAlive(gc) {
+		t.Errorf("the holder's grandchild %d outlived the lock", gc)
+	}
+	gap := time.Duration(lastStamp(t, filepath.Join(p.dir, "waiter")) - lastStamp(t, filepath.Join(p.dir, "holder")))
+	if gap <= 0 {
+		t.Fatalf("the waiter started %s before the lost holder's last sign of life", -gap)
+	}
+	return gap
+}
+
+// handoff cuts a holder off from the server with fault and checks the
+// handoff to the waiter. It returns the gap.
 func handoff(t *testing.T, fault func(*zktest.Proxy)) time.Duration {
 	t.Helper()
-	path := lockPath(t)
-	dir := t.TempDir()
 	proxy, err := zktest.NewProxy(server.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	holder := zklock(t, append([]string{"--servers", proxy.Addr(), "--session-timeout", "2s",
-		"run", "--path", path, "--"}, guarded(dir, treeScript)...)...)
-	holder.Env = append(holder.Env, "D="+dir)
-	var holderErr bytes.Buffer
-	holder.Stderr = &holderErr
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Process.Kill()
-	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
-
-	waiter := zklock(t, append([]string{"--session-timeout", "2s", "run", "--path", path, "--"},
-		guarded(dir, `date +%s%N > "$D/waiter"`)...)...)
-	waiter.Env = append(waiter.Env, "D="+dir)
-	var waiterOut bytes.Buffer
-	waiter.Stderr = &waiterOut
-	if err := waiter.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer waiter.Process.Kill()
 	conn := rawZK(t)
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
-
+	p := startPair(t, []string{"--servers", proxy.Addr(), "--session-timeout", "2s"},
+		[]string{"--session-timeout", "2s"}, func(path string) int { return queueLen(conn, path) })
 	fault(proxy)
-	if code := exitCodeOf(t, holder.Wait()); code != 76 {
-		t.Fatalf("holder exit %d, want 76 (lock lost); stderr: %s", code, holderErr.String())
-	}
-	if !strings.Contains(holderErr.String(), "lock lost") {
-		t.Errorf("holder stderr does not say the lock was lost: %s", holderErr.String())
-	}
-	if code := exitCodeOf(t, waiter.Wait()); code != 0 {
-		if code == overlapExit {
-			t.Fatalf("OVERLAP: the waiter started while the lost holder's command tree was alive")
-		}
-		t.Fatalf("waiter exit %d: %s", code, waiterOut.String())
-	}
-	if gc := readPid(t, filepath.Join(dir, "grandchild")); pidAlive(gc) {
-		t.Errorf("the holder's grandchild %d outlived the lock", gc)
-	}
-	gap := time.Duration(lastStamp(t, filepath.Join(dir, "waiter")) - lastStamp(t, filepath.Join(dir, "holder")))
-	if gap <= 0 {
-		t.Fatalf("the waiter started %s before the lost holder's last sign of life", -gap)
-	}
-	return gap
+	p.holderLost(t)
+	return p.waiterNext(t)
 }
 
 // TestPartition cuts the network between a holder and the server. The

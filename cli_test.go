@@ -83,8 +83,15 @@ func assertGone(t *testing.T, conn *zk.Conn, path string) {
 // startHolder runs a zklock that holds path until it is sent SIGTERM.
 func startHolder(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
+	return startHolderArgs(t, []string{"run", "--path", path})
+}
+
+// startHolderArgs runs zklock with args and a command that holds the lock
+// until zklock is sent SIGTERM or SIGINT.
+func startHolderArgs(t *testing.T, args []string) *exec.Cmd {
+	t.Helper()
 	dir := t.TempDir()
-	h := zklock(t, "run", "--path", path, "--", "sh", "-c", `touch "$1/held"; while :; do sleep 0.05; done`, "sh", dir)
+	h := zklock(t, append(args, "--", "sh", "-c", `touch "$1/held"; while :; do sleep 0.05; done`, "sh", dir)...)
 	if err := h.Start(); err != nil {
 		t.Fatal(err)
 	}

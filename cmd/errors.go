@@ -42,7 +42,8 @@ func exitCode(err error) int {
 		return start.Code
 	case errors.As(err, &usage), errors.Is(err, zkconn.ErrBadPath),
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
-		errors.Is(err, lock.ErrEphemeralParent):
+		errors.Is(err, lock.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
+		errors.Is(err, lock.ErrLimitMismatch):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/runner"
 	"github.com/zklock/zklock/zkconn"
@@ -15,7 +16,10 @@ import (
 type runOptions struct {
 	Global       *globalOptions
 	Try          bool
-	Path         string
+	Paths        []string
+	Shared       bool
+	Limit        int
+	Flavor       string
 	Timeout      time.Duration
 	HasTimeout   bool
 	ConflictCode int
@@ -33,6 +37,11 @@ func newCmdRun(g *globalOptions, u *ui, try bool, runF func(context.Context, *ru
 		Long: `Join the queue for the lock at --path, run CMD once the lock is held, and
 release it when CMD exits. zklock exits with CMD's exit code.
 
+--shared takes a read lock (shared holders run together, exclusive ones
+alone, in FIFO order); --limit N allows N holders at once. Repeat --path to
+hold several locks: they are taken in sorted order, so jobs naming the same
+paths in any order never deadlock, and --timeout covers them all.
+
 stdin, stdout and stderr pass straight through. While CMD runs, SIGINT,
 SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to zklock are forwarded to
 it. While zklock is still waiting, those signals make it leave the queue and
@@ -41,7 +50,11 @@ ZKLOCK_FENCING_TOKEN in its environment.
 
 ` + exitCodeHelp,
 		Example: `  zklock run --path /locks/nightly-report -- ./report.sh --full
-  zklock run --path /locks/deploy --timeout 5m -- make deploy`,
+  zklock run --path /locks/deploy --timeout 5m -- make deploy
+  zklock run --shared --path /locks/db -- ./read-only-report.sh
+  zklock run --limit 3 --path /locks/encoders -- ./encode.sh
+  zklock run --path /locks/db --path /locks/cache -- ./migrate.sh
+  zklock run --flavor kazoo --path /app/lock -- ./task.sh   # shares a Kazoo Lock`,
 	}
 	if try {
 		c.Use = "tryrun --path PATH [flags] -- CMD [ARGS...]"
@@ -54,7 +67,10 @@ holds the lock. Like flock -n.
 		c.Example = `  zklock tryrun --path /locks/cleanup -- ./cleanup.sh || echo "skipped: already running"`
 	}
 	f := c.Flags()
-	f.StringVar(&o.Path, "path", "", "lock path, e.g. /locks/job (required)")
+	f.StringArrayVar(&o.Paths, "path", nil, "lock path, e.g. /locks/job (required); repeat to hold several locks at once")
+	f.BoolVar(&o.Shared, "shared", false, "take a shared (read) lock: shared holders run together, exclusive ones alone")
+	f.IntVar(&o.Limit, "limit", 0, "semaphore: allow up to N holders at once (Curator InterProcessSemaphoreV2 layout)")
+	f.StringVar(&o.Flavor, "flavor", "curator", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
 	if !try {
 		f.DurationVar(&o.Timeout, "timeout", 0, "give up waiting after this long (exit 75); 0 means do not wait at all; default: wait forever")
 	}
@@ -93,11 +109,32 @@ holds the lock. Like flock -n.
 // validate turns the flags into runner options.
 func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	var ro runner.Options
-	if o.Path == "" {
+	if len(o.Paths) == 0 {
 		return ro, usageErrorf("--path is required")
 	}
-	if err := zkconn.ValidatePath(o.Path); err != nil {
-		return ro, &UsageError{Err: err}
+	seen := map[string]bool{}
+	for _, p := range o.Paths {
+		if err := zkconn.ValidatePath(p); err != nil {
+			return ro, &UsageError{Err: err}
+		}
+		if seen[p] {
+			return ro, usageErrorf("--path %s is given twice", p)
+		}
+		seen[p] = true
+	}
+	flavor := lock.Flavor(o.Flavor)
+	switch flavor {
+	case lock.FlavorCurator, lock.FlavorCuratorRW, lock.FlavorKazoo:
+	default:
+		return ro, usageErrorf("--flavor must be curator, curator-rw or kazoo, not %q", o.Flavor)
+	}
+	switch {
+	case o.Limit < 0:
+		return ro, usageErrorf("--limit must be at least 1")
+	case o.Limit > 0 && o.Shared:
+		return ro, usageErrorf("--limit and --shared do not combine: a semaphore's holders are all alike")
+	case o.Limit > 0 && flavor == lock.FlavorKazoo:
+		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; drop --flavor kazoo")
 	}
 	if o.Timeout < 0 {
 		return ro, usageErrorf("--timeout must not be negative")
@@ -121,7 +158,8 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		return ro, err
 	}
 	return runner.Options{
-		Conn: conn, Path: o.Path, Argv: o.Argv, Try: o.Try,
+		Conn: conn, Paths: o.Paths, Argv: o.Argv, Try: o.Try,
+		Shared: o.Shared, Limit: o.Limit, Flavor: flavor,
 		Timeout: o.Timeout, HasTimeout: o.HasTimeout, ConflictCode: o.ConflictCode,
 		Version: Version(), OnLost: policy, KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		Logf: u.logf, Warnf: u.warnf,

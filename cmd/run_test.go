@@ -36,7 +36,7 @@ func TestRunFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Path != "/locks/a" || o.Timeout != 2*time.Second || !o.HasTimeout || o.ConflictCode != 9 ||
+	if len(o.Paths) != 1 || o.Paths[0] != "/locks/a" || o.Timeout != 2*time.Second || !o.HasTimeout || o.ConflictCode != 9 ||
 		o.OnLost != "ignore" || o.KillGrace != time.Second || o.MaxRuntime != time.Hour {
 		t.Errorf("parsed %+v", o)
 	}
@@ -48,8 +48,16 @@ func TestRunFlags(t *testing.T) {
 		t.Errorf("defaults: %+v %v", o, err)
 	}
 	o, err = parseRun(t, true, "--path", "/locks/a", "--", "true")
-	if err != nil || !o.Try {
+	if err != nil || !o.Try || o.Flavor != "curator" {
 		t.Errorf("tryrun: %+v %v", o, err)
+	}
+	o, err = parseRun(t, false, "--path", "/b", "--path", "/a", "--shared", "--flavor", "kazoo", "--", "true")
+	if err != nil || len(o.Paths) != 2 || !o.Shared || o.Flavor != "kazoo" {
+		t.Errorf("multi-path shared kazoo: %+v %v", o, err)
+	}
+	o, err = parseRun(t, false, "--path", "/a", "--limit", "3", "--", "true")
+	if err != nil || o.Limit != 3 {
+		t.Errorf("limit: %+v %v", o, err)
 	}
 }
 
@@ -70,6 +78,11 @@ func TestRunUsageErrors(t *testing.T) {
 		{"--path", "/a", "--on-lost", "x", "--", "true"},
 		{"--path", "/a", "--kill-grace", "-1s", "--", "true"},
 		{"--nope", "--path", "/a", "--", "true"},
+		{"--path", "/a", "--path", "/a", "--", "true"},
+		{"--path", "/a", "--flavor", "etcd", "--", "true"},
+		{"--path", "/a", "--limit", "-1", "--", "true"},
+		{"--path", "/a", "--limit", "2", "--shared", "--", "true"},
+		{"--path", "/a", "--limit", "2", "--flavor", "kazoo", "--", "true"},
 	}
 	for _, args := range cases {
 		_, err := parseRun(t, false, args...)

@@ -28,6 +28,9 @@ type Options struct {
 	Data []byte
 	// Kind is Exclusive for a mutex or a write lock, Shared for a read lock.
 	Kind Kind
+	// Flavor picks the node names: FlavorCurator (default), FlavorCuratorRW
+	// or FlavorKazoo, so that clients of those libraries see zklock.
+	Flavor Flavor
 	// Try makes Acquire give up at once, with a *BusyError, if the lock is
 	// not free.
 	Try bool
@@ -45,6 +48,11 @@ type Lease struct {
 	Seq int32
 }
 
+// ErrFlavorConflict means another client library's contenders on the lock
+// path cannot see nodes named the way zklock was asked to name its own, so
+// running would not exclude them. zklock refuses rather than run unsafely.
+var ErrFlavorConflict = errors.New("lock flavor conflict")
+
 // BusyError is returned by a Try acquisition when someone else holds the lock.
 type BusyError struct {
 	Path   string
@@ -52,9 +60,13 @@ type BusyError struct {
 	Owner  Owner  // when the holder is a zklock
 	Raw    string // the holder's data when it is not
 	Ours   bool
+	Limit  int // for a semaphore: how many leases there are, all taken
 }
 
 func (e *BusyError) Error() string {
+	if e.Limit > 0 {
+		return fmt.Sprintf("%s is busy: all %d leases are taken, the first by %s", e.Path, e.Limit, Describe(e.Holder, e.Owner, e.Raw, e.Ours))
+	}
 	return fmt.Sprintf("%s is busy: held by %s", e.Path, Describe(e.Holder, e.Owner, e.Raw, e.Ours))
 }
 
@@ -86,7 +98,7 @@ func Acquire(ctx context.Context, c *zkconn.Client, path string, o Options) (*Le
 	if err := zkconn.ValidatePath(path); err != nil {
 		return nil, err
 	}
-	stem := curatorPrefix + newUUID() + nodeInfix(o.Kind)
+	stem := nodeStem(o.Flavor, o.Kind)
 	node, err := createProtected(ctx, c, path, stem, o.Data)
 	if err != nil {
 		return nil, err
@@ -97,15 +109,6 @@ func Acquire(ctx context.Context, c *zkconn.Client, path string, o Options) (*Le
 		return nil, err
 	}
 	return l, nil
-}
-
-// nodeInfix is the text between the protection prefix and the sequence
-// number. Exclusive contenders use Curator InterProcessMutex's "-lock-".
-func nodeInfix(k Kind) string {
-	if k == Shared {
-		return "-__READ__"
-	}
-	return "-lock-"
 }
 
 // createProtected creates our ephemeral-sequential node. If the connection
@@ -172,6 +175,7 @@ func (l *Lease) name() string { return l.Node[strings.LastIndexByte(l.Node, '/')
 // cannot hold yet, watch only the one node we wait for.
 func (l *Lease) wait(ctx context.Context, o Options) error {
 	name := l.name()
+	cleared := map[string]bool{} // contenders already checked for a flavor conflict
 	for {
 		children, err := l.c.Children(ctx, l.Path)
 		if err != nil {
@@ -198,6 +202,9 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 			return fmt.Errorf("%w: our node %s is gone", zkconn.ErrSessionLost, l.Node)
 		}
 		l.Seq = q[idx].Seq
+		if err := l.checkFlavors(ctx, q, idx, cleared); err != nil {
+			return err
+		}
 		ahead := blocker(q, idx)
 		if ahead < 0 {
 			return nil
@@ -232,17 +239,49 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 	}
 }
 
+// checkFlavors refuses to share a path with another library's contenders
+// that cannot see our node. Other zklocks see every naming, so only nodes of
+// a different family whose data is not zklock's are a conflict; their data
+// is read only in that case, so the usual queue costs nothing extra.
+func (l *Lease) checkFlavors(ctx context.Context, q []Contender, idx int, cleared map[string]bool) error {
+	ours := q[idx].family()
+	for i, c := range q {
+		f := c.family()
+		if i == idx || f == ours || f == familyOther || cleared[c.Name] {
+			continue
+		}
+		data, _, err := l.c.Get(ctx, zkconn.Join(l.Path, c.Name))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, _, zklock := DecodeOwner(data); zklock {
+			cleared[c.Name] = true
+			continue
+		}
+		hint := ""
+		if fl := f.flavorFor(); fl != "" {
+			hint = fmt.Sprintf("; use --flavor %s", fl)
+		}
+		return fmt.Errorf("%w: %s is used by %s (node %s), which cannot see zklock's %s nodes%s",
+			ErrFlavorConflict, l.Path, f, c.Name, ours.nodeKind(), hint)
+	}
+	return nil
+}
+
 // blocker returns the index of the contender we must wait for, or -1 if we
 // hold the lock. An exclusive contender waits for its immediate predecessor;
 // a shared one for the nearest exclusive contender ahead of it. Either way
 // each node is watched by at most one waiter, so a release wakes one waiter
 // (or, after a writer, the readers behind it, who all proceed).
 func blocker(q []Contender, idx int) int {
-	if q[idx].Kind == Exclusive {
+	if q[idx].Kind != Shared {
 		return idx - 1
 	}
 	for i := idx - 1; i >= 0; i-- {
-		if q[i].Kind == Exclusive {
+		if q[i].Kind != Shared {
 			return i
 		}
 	}

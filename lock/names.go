@@ -15,11 +15,17 @@ const (
 	Exclusive Kind = iota
 	// Shared contenders (read locks) may hold the lock together.
 	Shared
+	// SemaphoreLease is a semaphore lease (Curator InterProcessSemaphoreV2's
+	// "-lease-" nodes under <path>/leases).
+	SemaphoreLease
 )
 
 func (k Kind) String() string {
-	if k == Shared {
+	switch k {
+	case Shared:
 		return "shared"
+	case SemaphoreLease:
+		return "lease"
 	}
 	return "exclusive"
 }
@@ -31,6 +37,11 @@ const (
 	// FlavorCurator is Apache Curator's (and zklock's default) naming:
 	// "_c_<uuid>-lock-<seq>", "_c_<uuid>-__WRIT__<seq>", "_c_<uuid>-__READ__<seq>".
 	FlavorCurator Flavor = "curator"
+	// FlavorCuratorRW is Curator InterProcessReadWriteLock's naming for
+	// both kinds: "_c_<uuid>-__WRIT__<seq>" and "_c_<uuid>-__READ__<seq>".
+	// Parsed nodes of that lock report FlavorCurator; this value only
+	// selects the names zklock creates.
+	FlavorCuratorRW Flavor = "curator-rw"
 	// FlavorKazoo is Kazoo's naming: "<hex>__lock__<seq>", "<hex>__rlock__<seq>".
 	FlavorKazoo Flavor = "kazoo"
 	// FlavorUnknown is any other child ending in a sequence number.
@@ -82,6 +93,9 @@ func ParseContender(name string) (Contender, bool) {
 	c := Contender{Name: name, Seq: seq, Kind: Exclusive, Flavor: FlavorUnknown}
 	stem := name[:len(name)-seqLen]
 	switch {
+	case strings.HasPrefix(name, curatorPrefix) && strings.HasSuffix(stem, "-lease-"):
+		c.Flavor, c.Kind = FlavorCurator, SemaphoreLease
+		c.GUID = stem[len(curatorPrefix) : len(stem)-len("-lease-")]
 	case strings.HasPrefix(name, curatorPrefix) && (strings.HasSuffix(stem, "-lock-") ||
 		strings.HasSuffix(stem, "-__WRIT__") || strings.HasSuffix(stem, "-__READ__")):
 		c.Flavor = FlavorCurator
@@ -128,15 +142,109 @@ func Contenders(children []string) []Contender {
 
 // Holds reports whether the contender at index i of an ordered queue holds
 // the lock: an exclusive one when it is first, a shared one when no
-// exclusive contender is ahead of it.
+// exclusive contender is ahead of it. Anything but a shared contender counts
+// as exclusive.
 func Holds(q []Contender, i int) bool {
-	if q[i].Kind == Exclusive {
+	if q[i].Kind != Shared {
 		return i == 0
 	}
 	for _, c := range q[:i] {
-		if c.Kind == Exclusive {
+		if c.Kind != Shared {
 			return false
 		}
 	}
 	return true
+}
+
+// family groups the names that one client library can see. A Curator
+// InterProcessMutex sees only "-lock-" nodes, a Curator read-write lock only
+// "__READ__"/"__WRIT__" nodes (it sorts anything else after its own), and
+// Kazoo only "__lock__"/"__rlock__" nodes. zklock sees every family.
+type family int
+
+const (
+	familyOther family = iota
+	familyMutex
+	familyRW
+	familyKazoo
+	familyLease
+)
+
+func (c Contender) family() family {
+	stem := c.Name[:len(c.Name)-seqLen]
+	switch {
+	case c.Kind == SemaphoreLease:
+		return familyLease
+	case c.Flavor == FlavorKazoo:
+		return familyKazoo
+	case c.Flavor == FlavorCurator && strings.HasSuffix(stem, "-lock-"):
+		return familyMutex
+	case c.Flavor == FlavorCurator:
+		return familyRW
+	}
+	return familyOther
+}
+
+func (f family) String() string {
+	switch f {
+	case familyMutex:
+		return "a Curator InterProcessMutex"
+	case familyRW:
+		return "a Curator InterProcessReadWriteLock"
+	case familyKazoo:
+		return "a Kazoo Lock/ReadLock/WriteLock"
+	case familyLease:
+		return "a Curator InterProcessSemaphoreV2"
+	}
+	return "an unknown client"
+}
+
+// nodeKind describes zklock's nodes of this family, for messages.
+func (f family) nodeKind() string {
+	switch f {
+	case familyMutex:
+		return `"-lock-"`
+	case familyRW:
+		return `"__READ__"/"__WRIT__"`
+	case familyKazoo:
+		return `"__lock__"/"__rlock__"`
+	case familyLease:
+		return `"-lease-"`
+	}
+	return "lock"
+}
+
+// flavorFor names the --flavor that creates nodes of family f.
+func (f family) flavorFor() string {
+	switch f {
+	case familyMutex:
+		return "curator"
+	case familyRW:
+		return "curator-rw"
+	case familyKazoo:
+		return "kazoo"
+	}
+	return ""
+}
+
+// nodeStem is the name zklock gives its contender node, before the
+// sequence number the server appends, for a flavor and kind. The GUID in it
+// lets zklock find its node after a lost create reply.
+func nodeStem(f Flavor, k Kind) string {
+	switch {
+	case f == FlavorKazoo:
+		// Kazoo's own names are a bare uuid4 hex: 32 hex digits.
+		id := strings.ReplaceAll(newUUID(), "-", "")
+		if k == Shared {
+			return id + "__rlock__"
+		}
+		return id + "__lock__"
+	case k == SemaphoreLease:
+		return curatorPrefix + newUUID() + "-lease-"
+	case k == Shared:
+		return curatorPrefix + newUUID() + "-__READ__"
+	case f == FlavorCuratorRW:
+		return curatorPrefix + newUUID() + "-__WRIT__"
+	}
+	return curatorPrefix + newUUID() + "-lock-"
 }

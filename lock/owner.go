@@ -18,7 +18,8 @@ type Owner struct {
 	User   string    `json:"user"`
 	Cmd    []string  `json:"cmd"`
 	Since  time.Time `json:"since"`
-	Mode   string    `json:"mode,omitempty"` // "exclusive" or "shared"
+	Mode   string    `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
+	Limit  int       `json:"limit,omitempty"` // a semaphore's limit
 }
 
 // NewOwner describes this process.

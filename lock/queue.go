@@ -21,6 +21,7 @@ type Entry struct {
 	Raw      string    // another client's data, as text
 	Created  time.Time // the node's creation time, from the server
 	Session  int64     // the ephemeral owner's session id
+	Limit    int       // for semaphore leases: the limit, when a zklock holder wrote it
 }
 
 // Queue is a lock path and its contenders in order.
@@ -53,7 +54,16 @@ func Inspect(ctx context.Context, c *zkconn.Client, path string) (Queue, error) 
 	if err != nil {
 		return Queue{}, err
 	}
-	return inspectChildren(ctx, c, path, Contenders(children))
+	cs := Contenders(children)
+	if len(cs) == 0 {
+		for _, ch := range children {
+			if ch == semLeases {
+				// A semaphore: its holders are its leases.
+				return Inspect(ctx, c, zkconn.Join(path, semLeases))
+			}
+		}
+	}
+	return inspectChildren(ctx, c, path, cs)
 }
 
 func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Contender) (Queue, error) {
@@ -75,8 +85,22 @@ func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Co
 	for i := range q.Entries {
 		live[i] = q.Entries[i].Contender
 	}
+	limit := 0
+	for _, e := range q.Entries {
+		if e.Kind == SemaphoreLease && e.Ours && e.Owner.Limit > 0 {
+			limit = e.Owner.Limit
+		}
+	}
 	for i := range q.Entries {
 		q.Entries[i].Position = i + 1
+		if q.Entries[i].Kind == SemaphoreLease {
+			// Leases are held in any order; only a lease beyond the
+			// limit (its creator still waits for a holder to leave) is
+			// not held. Without a zklock lease the limit is unknown.
+			q.Entries[i].Limit = limit
+			q.Entries[i].Holding = limit == 0 || i < limit
+			continue
+		}
 		q.Entries[i].Holding = Holds(live, i)
 	}
 	return q, nil

@@ -1,6 +1,7 @@
-// Package runner is zklock's run and tryrun: connect, take the lock, run the
-// command under it, release. It owns the process's signal handling for the
-// whole of that time, so a signal is never lost between waiting and running.
+// Package runner is zklock's run and tryrun: connect, take the locks, run
+// the command under them, release. It owns the process's signal handling for
+// the whole of that time, so a signal is never lost between waiting and
+// running.
 package runner
 
 import (
@@ -9,7 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,15 +33,23 @@ const releaseTimeout = 5 * time.Second
 // Options describe one run or tryrun.
 type Options struct {
 	Conn zkconn.Options
-	Path string
-	Argv []string
-	// Try: run only if the lock is free now.
+	// Paths are the locks to hold, all at once. They are taken in sorted
+	// order, whatever order they were given in, so two jobs naming the same
+	// paths can never deadlock; they are released in reverse.
+	Paths []string
+	Argv  []string
+	// Try: run only if every lock is free now.
 	Try bool
-	// Timeout bounds the wait; 0 with Wait false means wait forever.
+	// Timeout bounds the whole acquisition when HasTimeout is set.
 	Timeout    time.Duration
 	HasTimeout bool
 	// ConflictCode is the exit code for busy and wait timeouts.
 	ConflictCode int
+	// Shared takes read locks; Limit > 0 takes one of Limit semaphore
+	// leases instead; Flavor picks the node names.
+	Shared bool
+	Limit  int
+	Flavor lock.Flavor
 	// Version goes into the node data.
 	Version    string
 	OnLost     lockexec.Policy
@@ -60,7 +71,17 @@ func (o *Options) warnf(format string, args ...any) {
 	}
 }
 
-// Run takes the lock, runs the command, and releases the lock. The error
+func (o *Options) kind() lock.Kind {
+	switch {
+	case o.Limit > 0:
+		return lock.SemaphoreLease
+	case o.Shared:
+		return lock.Shared
+	}
+	return lock.Exclusive
+}
+
+// Run takes the locks, runs the command, and releases the locks. The error
 // carries the outcome: nil, the command's *lockexec.ExitError, or why the
 // command did not run or was stopped.
 func Run(ctx context.Context, o Options) (err error) {
@@ -68,48 +89,36 @@ func Run(ctx context.Context, o Options) (err error) {
 	signal.Notify(sigs, Signals...)
 	defer signal.Stop(sigs)
 
-	client, lease, err := acquire(ctx, &o, sigs)
+	o.Paths = canonical(o.Paths)
+	client, leases, err := acquire(ctx, &o, sigs)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if errors.Is(err, lockexec.ErrLockLost) {
 			// The server is most likely out of reach: a delete would only
-			// hold up exit 76. Closing the session removes the node if the
+			// hold up exit 76. Closing the session removes the nodes if the
 			// server can still be told; otherwise the session expires.
 			client.Close()
 			return
 		}
-		rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-		defer cancel()
-		if rerr := lease.Release(rctx); rerr != nil {
-			o.warnf("could not delete %s (%v); it goes when the session ends", lease.Node, rerr)
-		} else {
-			o.logf("released %s", lease.Path)
-		}
+		release(leases, &o)
 		client.Close()
 	}()
 
-	token, err := lease.FencingToken(ctx)
+	env, err := environment(ctx, client, leases)
 	if err != nil {
 		return err
 	}
-	env := append(os.Environ(),
-		"ZKLOCK_PATH="+o.Path,
-		"ZKLOCK_NODE="+lease.Node,
-		"ZKLOCK_SESSION_ID="+fmt.Sprintf("0x%x", client.SessionID()),
-		"ZKLOCK_FENCING_TOKEN="+strconv.FormatInt(token, 10),
-	)
-
 	budget := o.budget(client)
 	o.logf("session timeout %s; if ZooKeeper is silent for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
 		budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	// Checking our node every T/10 keeps LastHeard fresh between
+	// Checking our nodes every T/10 keeps LastHeard fresh between
 	// go-zookeeper's own pings (every T/3), so an outage of up to about
 	// Deadline − T/10 ≈ 0.55·T heals without disturbing the command.
-	lost := lease.Guard(runCtx, budget.Deadline, budget.Timeout/10)
+	lost := guardAll(runCtx, leases, budget.Deadline, budget.Timeout/10)
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
 		Env:           env,
@@ -122,6 +131,74 @@ func Run(ctx context.Context, o Options) (err error) {
 		Warn:          func(s string) { o.warnf("%s", s) },
 	})
 	return err
+}
+
+// canonical sorts the paths: every job takes shared paths in one order.
+func canonical(paths []string) []string {
+	out := append([]string(nil), paths...)
+	sort.Strings(out)
+	return out
+}
+
+// environment tells the command what it holds. The singular variables name
+// the first lock in canonical order; the plural ones list every lock, in that
+// order, separated by spaces.
+func environment(ctx context.Context, c *zkconn.Client, leases []*lock.Lease) ([]string, error) {
+	var paths, nodes, tokens []string
+	for _, l := range leases {
+		tok, err := l.FencingToken(ctx)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, l.Path)
+		nodes = append(nodes, l.Node)
+		tokens = append(tokens, strconv.FormatInt(tok, 10))
+	}
+	return append(os.Environ(),
+		"ZKLOCK_PATH="+paths[0],
+		"ZKLOCK_NODE="+nodes[0],
+		"ZKLOCK_FENCING_TOKEN="+tokens[0],
+		"ZKLOCK_PATHS="+strings.Join(paths, " "),
+		"ZKLOCK_NODES="+strings.Join(nodes, " "),
+		"ZKLOCK_FENCING_TOKENS="+strings.Join(tokens, " "),
+		"ZKLOCK_SESSION_ID="+fmt.Sprintf("0x%x", c.SessionID()),
+	), nil
+}
+
+// release deletes the nodes in reverse order of acquisition.
+func release(leases []*lock.Lease, o *Options) {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	for i := len(leases) - 1; i >= 0; i-- {
+		l := leases[i]
+		if err := l.Release(ctx); err != nil {
+			o.warnf("could not delete %s (%v); it goes when the session ends", l.Node, err)
+		} else {
+			o.logf("released %s", l.Path)
+		}
+	}
+}
+
+// guardAll merges the guards of every held lock: losing any one is losing.
+func guardAll(ctx context.Context, leases []*lock.Lease, deadline, every time.Duration) <-chan error {
+	if len(leases) == 1 {
+		return leases[0].Guard(ctx, deadline, every)
+	}
+	out := make(chan error, 1)
+	for _, l := range leases {
+		ch := l.Guard(ctx, deadline, every)
+		go func() {
+			select {
+			case err := <-ch:
+				select {
+				case out <- err:
+				default: // another lock's loss was reported first
+				}
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return out
 }
 
 // budget is how the session timeout is spent if contact is lost; see Budget.
@@ -137,9 +214,9 @@ func (o *Options) budget(c *zkconn.Client) Budget {
 	return NewBudget(t, grace)
 }
 
-// acquire connects and waits for the lock. A signal cancels the wait; the
-// lock package then deletes our node, and Run exits 128+N.
-func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Client, *lock.Lease, error) {
+// acquire connects and waits for the locks. A signal cancels the wait; the
+// lock package then deletes our nodes, and Run exits 128+N.
+func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Client, []*lock.Lease, error) {
 	waitCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := make(chan struct{})
@@ -152,17 +229,15 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Cl
 		case <-stopWatch:
 		}
 	}()
-	client, lease, err := connectAndLock(waitCtx, o)
+	client, leases, err := connectAndLock(waitCtx, o)
 	close(stopWatch)
 	<-watchDone
 
 	var sigErr *SignalError
 	if cause := context.Cause(waitCtx); errors.As(cause, &sigErr) {
-		// The signal may have landed just after the lock was taken: honour
-		// it anyway, since the user asked zklock to stop.
-		if lease != nil {
-			lease.Release(context.Background())
-		}
+		// The signal may have landed just after the locks were taken:
+		// honour it anyway, since the user asked zklock to stop.
+		release(leases, o)
 		if client != nil {
 			client.Close()
 		}
@@ -174,14 +249,15 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Cl
 		}
 		return nil, nil, err
 	}
-	return client, lease, nil
+	return client, leases, nil
 }
 
-func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, *lock.Lease, error) {
+func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Lease, error) {
 	start := time.Now()
-	acqCtx := ctx
 	try := o.Try || (o.HasTimeout && o.Timeout <= 0)
+	acqCtx := ctx
 	if o.HasTimeout && !try {
+		// One timeout covers the whole acquisition, every path included.
 		var cancel context.CancelFunc
 		acqCtx, cancel = context.WithTimeoutCause(ctx, o.Timeout, ErrWaitTimeout)
 		defer cancel()
@@ -193,25 +269,42 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, *lock.Leas
 	o.logf("connected to %s, session 0x%x, timeout %s (asked %s)", client.Server(), client.SessionID(),
 		client.NegotiatedTimeout(), o.Conn.SessionTimeout)
 
-	owner := lock.NewOwner(o.Version, o.Argv, lock.Exclusive)
-	lease, err := lock.Acquire(acqCtx, client, o.Path, lock.Options{
-		Data: owner.Encode(),
-		Kind: lock.Exclusive,
-		Try:  try,
-		OnWait: func(pos int, ahead lock.Contender) {
-			o.logf("waiting at position %d behind %s", pos, ahead.Name)
-		},
-	})
+	owner := lock.NewOwner(o.Version, o.Argv, o.kind())
+	owner.Limit = o.Limit
+	lo := lock.Options{
+		Data:   owner.Encode(),
+		Kind:   o.kind(),
+		Flavor: o.Flavor,
+		Try:    try,
+	}
+	var leases []*lock.Lease
+	for _, path := range o.Paths {
+		lo.OnWait = func(pos int, ahead lock.Contender) {
+			o.logf("waiting for %s at position %d behind %s", path, pos, ahead.Name)
+		}
+		var l *lock.Lease
+		if o.Limit > 0 {
+			l, err = lock.AcquireSemaphore(acqCtx, client, path, o.Limit, lo)
+		} else {
+			l, err = lock.Acquire(acqCtx, client, path, lo)
+		}
+		if err != nil {
+			// Give back what was taken, in reverse, before reporting.
+			release(leases, o)
+			break
+		}
+		o.logf("acquired %s as %s after %s", path, l.Node, time.Since(start).Round(time.Millisecond))
+		leases = append(leases, l)
+	}
 	var busy *lock.BusyError
 	switch {
 	case err == nil:
-		o.logf("acquired %s as %s after %s", o.Path, lease.Node, time.Since(start).Round(time.Millisecond))
-		return client, lease, nil
+		return client, leases, nil
 	case errors.As(err, &busy):
 		return client, nil, &ConflictError{Err: busy, Code: o.ConflictCode}
 	case errors.Is(context.Cause(acqCtx), ErrWaitTimeout) && ctx.Err() == nil:
 		return client, nil, &ConflictError{
-			Err:  fmt.Errorf("%w %s after %s", ErrWaitTimeout, o.Path, o.Timeout),
+			Err:  fmt.Errorf("%w %s after %s", ErrWaitTimeout, strings.Join(o.Paths, " "), o.Timeout),
 			Code: o.ConflictCode,
 		}
 	}

@@ -21,9 +21,10 @@ type EntryJSON struct {
 	Position int       `json:"position"`
 	Node     string    `json:"node"`
 	Seq      int32     `json:"seq"`
-	State    string    `json:"state"` // "holding" or "waiting"
-	Mode     string    `json:"mode"`  // "exclusive" or "shared"
-	Flavor   string    `json:"flavor"`
+	State    string    `json:"state"`  // "holding" or "waiting"
+	Mode     string    `json:"mode"`   // "exclusive" or "shared"
+	Flavor   string    `json:"flavor"` // node naming: "curator", "kazoo" or "unknown"
+	Zklock   bool      `json:"zklock"` // the node was written by zklock
 	Host     string    `json:"host,omitempty"`
 	PID      int       `json:"pid,omitempty"`
 	User     string    `json:"user,omitempty"`
@@ -31,6 +32,7 @@ type EntryJSON struct {
 	Since    time.Time `json:"since"`
 	Client   string    `json:"client,omitempty"` // another client's data, as text
 	Session  string    `json:"session"`
+	Limit    int       `json:"limit,omitempty"`
 	Version  string    `json:"zklock_version,omitempty"`
 }
 
@@ -43,9 +45,9 @@ type QueueJSON struct {
 func toJSON(e lock.Entry) EntryJSON {
 	j := EntryJSON{Path: e.Path, Position: e.Position, Node: e.Name, Seq: e.Seq,
 		State: state(e), Mode: e.Kind.String(), Flavor: string(e.Flavor),
-		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session)}
+		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit}
 	if e.Ours {
-		j.Flavor = "zklock"
+		j.Zklock = true
 		j.Host, j.PID, j.User, j.Cmd, j.Version = e.Owner.Host, e.Owner.PID, e.Owner.User, e.Owner.Cmd, e.Owner.Zklock
 		if !e.Owner.Since.IsZero() {
 			j.Since = e.Owner.Since
@@ -93,7 +95,7 @@ func writeJSON(w io.Writer, v any) error {
 // only when color is true (the caller decides from the terminal and NO_COLOR).
 func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	hdr := []string{"POS", "STATE", "MODE", "HOST", "PID", "USER", "SINCE", "COMMAND", "NODE"}
+	hdr := []string{"POS", "STATE", "MODE", "FLAVOR", "HOST", "PID", "USER", "SINCE", "COMMAND", "NODE"}
 	if withPath {
 		hdr = append([]string{"PATH"}, hdr...)
 	}
@@ -119,9 +121,13 @@ func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time)
 			pid = strconv.Itoa(j.PID)
 		}
 		if !e.Ours {
-			host, cmd = orDash(j.Client), "("+j.Flavor+" client)"
+			host, cmd = orDash(j.Client), "(not zklock)"
 		}
-		row := []string{strconv.Itoa(j.Position), st, j.Mode, orDash(host), pid, orDash(j.User),
+		mode := j.Mode
+		if j.Limit > 0 {
+			mode = fmt.Sprintf("lease/%d", j.Limit)
+		}
+		row := []string{strconv.Itoa(j.Position), st, mode, j.Flavor, orDash(host), pid, orDash(j.User),
 			since(j.Since, now), cmd, j.Node}
 		if withPath {
 			row = append([]string{j.Path}, row...)

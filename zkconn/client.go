@@ -363,3 +363,17 @@ func (c *Client) EnsureChroot(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ChildrenW lists a node's children and leaves a child watch on it. Only a
+// semaphore's mutex holder uses one, so there is never a herd on it.
+func (c *Client) ChildrenW(ctx context.Context, p string) ([]string, <-chan zk.Event, error) {
+	type r struct {
+		ch []string
+		ev <-chan zk.Event
+	}
+	res, err := call(ctx, func() (r, error) {
+		ch, _, ev, err := c.conn.ChildrenW(c.abs(p))
+		return r{ch, ev}, err
+	})
+	return res.ch, res.ev, c.wrap(err)
+}

@@ -1,0 +1,163 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// ErrLimitMismatch means the holders of a semaphore disagree on its limit.
+var ErrLimitMismatch = errors.New("semaphore limit mismatch")
+
+// Semaphore paths, as Curator's InterProcessSemaphoreV2 lays them out.
+const (
+	semLocks  = "locks"  // a mutex that serializes lease creation
+	semLeases = "leases" // one ephemeral-sequential node per lease
+)
+
+// AcquireSemaphore takes one of limit leases on path, with the layout of
+// Curator's InterProcessSemaphoreV2, so zklock and Java services share
+// semaphores:
+//
+//  1. take the mutex <path>/locks (the herd-free recipe above);
+//  2. create our lease <path>/leases/_c_<uuid>-lease-<seq>;
+//  3. list the leases with a child watch; with at most limit leases we
+//     hold one, otherwise wait for the watch (a holder left) and list again;
+//  4. release the mutex.
+//
+// Only the mutex holder ever watches the leases, and everyone else waits
+// in the mutex's queue watching one predecessor: a release wakes one
+// process. Holders leave in any order, which is why "watch the node limit
+// places ahead" would be wrong and this layout is used instead.
+//
+// zklock writes the limit into its lease data; a zklock lease with another
+// limit makes this fail with ErrLimitMismatch (Curator's leases carry no
+// limit, so a disagreement with them cannot be seen).
+func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit int, o Options) (*Lease, error) {
+	if err := zkconn.ValidatePath(path); err != nil {
+		return nil, err
+	}
+	if limit < 1 {
+		return nil, fmt.Errorf("%w: the limit must be at least 1", ErrLimitMismatch)
+	}
+	mutex, err := Acquire(ctx, c, zkconn.Join(path, semLocks), Options{Data: o.Data, Try: o.Try, OnWait: o.OnWait})
+	if errors.As(err, new(*BusyError)) {
+		// Someone holds the mutex: either creating a lease right now, or
+		// waiting for one because all are taken. Either way, not free now.
+		return nil, semaphoreBusy(ctx, c, path, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer mutex.cleanup()
+
+	leases := zkconn.Join(path, semLeases)
+	node, err := createProtected(ctx, c, leases, nodeStem(FlavorCurator, SemaphoreLease), o.Data)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lease{c: c, Path: path, Node: node}
+	if err := l.waitLease(ctx, limit, o); err != nil {
+		l.cleanup()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
+	leases := zkconn.Join(l.Path, semLeases)
+	name := l.name()
+	checked := false
+	for {
+		children, ev, err := l.c.ChildrenW(ctx, leases)
+		if err != nil {
+			if zkconn.IsConnectionLoss(err) {
+				if err := l.c.WaitSession(ctx); err != nil {
+					return err
+				}
+				continue
+			}
+			return err
+		}
+		q := Contenders(children)
+		idx := -1
+		for i := range q {
+			if q[i].Name == name {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			if err := l.c.LostErr(); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: our lease %s is gone", zkconn.ErrSessionLost, l.Node)
+		}
+		l.Seq = q[idx].Seq
+		if !checked {
+			if err := l.checkLimit(ctx, leases, q, idx, limit); err != nil {
+				return err
+			}
+			checked = true
+		}
+		// Curator's rule: hold a lease once there are at most limit of
+		// them. With lease creation serialized by the mutex, the only lease
+		// that is not a holder is ours.
+		if len(children) <= limit {
+			return nil
+		}
+		if o.Try {
+			return semaphoreBusy(ctx, l.c, l.Path, limit)
+		}
+		if o.OnWait != nil {
+			o.OnWait(len(children), q[0])
+		}
+		select {
+		case <-ev:
+		case <-l.c.Lost():
+			return l.c.LostErr()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// checkLimit compares our limit with the one other zklock holders wrote.
+func (l *Lease) checkLimit(ctx context.Context, leases string, q []Contender, idx, limit int) error {
+	for i, c := range q {
+		if i == idx {
+			continue
+		}
+		data, _, err := l.c.Get(ctx, zkconn.Join(leases, c.Name))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if o, _, ours := DecodeOwner(data); ours && o.Limit != 0 && o.Limit != limit {
+			return fmt.Errorf("%w: %s is held with --limit %d by %s pid %d; this run asked for --limit %d",
+				ErrLimitMismatch, l.Path, o.Limit, o.Host, o.PID, limit)
+		}
+	}
+	return nil
+}
+
+// semaphoreBusy describes a full semaphore by its first lease holder.
+func semaphoreBusy(ctx context.Context, c *zkconn.Client, path string, limit int) *BusyError {
+	e := &BusyError{Path: path, Limit: limit}
+	leases := zkconn.Join(path, semLeases)
+	children, err := c.Children(ctx, leases)
+	if err != nil {
+		return e
+	}
+	if q := Contenders(children); len(q) > 0 {
+		e.Holder = q[0]
+		if data, _, err := c.Get(ctx, zkconn.Join(leases, q[0].Name)); err == nil {
+			e.Owner, e.Raw, e.Ours = DecodeOwner(data)
+		}
+	}
+	return e
+}

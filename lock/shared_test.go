@@ -1,0 +1,316 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// TestSharedLock: readers hold together, a writer waits for them and holds
+// alone, and readers behind the writer wait for it (FIFO, no starvation).
+func TestSharedLock(t *testing.T) {
+	path := testPath(t)
+	ctx := ctxT(t, 30*time.Second)
+	r1, err := Acquire(ctx, client(t), path, Options{Kind: Shared, Data: zdata()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Acquire(ctx, client(t), path, Options{Kind: Shared, Data: zdata()})
+	if err != nil {
+		t.Fatalf("a second reader must hold alongside the first: %v", err)
+	}
+	if !strings.Contains(r1.Node, "-__READ__") {
+		t.Errorf("reader node %s", r1.Node)
+	}
+	// A writer queues behind the readers.
+	wDone := make(chan *Lease, 1)
+	go func() {
+		w, err := Acquire(ctx, client(t), path, Options{Data: zdata()})
+		if err != nil {
+			t.Error(err)
+		}
+		wDone <- w
+	}()
+	conn := raw(t)
+	eventually(t, 5*time.Second, "the writer to queue", func() bool {
+		ch, _, _ := conn.Children(path)
+		return len(ch) == 3
+	})
+	// A reader behind the waiting writer must not overtake it.
+	if _, err := Acquire(ctx, client(t), path, Options{Kind: Shared, Try: true, Data: zdata()}); !errors.As(err, new(*BusyError)) {
+		t.Fatalf("a reader behind a waiting writer got in: %v", err)
+	}
+	r1.Release(ctx)
+	select {
+	case <-wDone:
+		t.Fatal("the writer got in while a reader still held")
+	case <-time.After(200 * time.Millisecond):
+	}
+	r2.Release(ctx)
+	w := <-wDone
+	if w == nil {
+		t.FailNow()
+	}
+	if _, err := Acquire(ctx, client(t), path, Options{Kind: Shared, Try: true, Data: zdata()}); !errors.As(err, new(*BusyError)) {
+		t.Fatalf("a reader got in while the writer held: %v", err)
+	}
+	w.Release(ctx)
+	assertGone(t, path)
+}
+
+// TestSharedHerdFree: with a writer holding and readers and writers queued
+// behind it, each waiter has exactly one watch; a node is watched either by
+// the one writer right behind it or by the run of readers right behind it,
+// who all hold once it goes.
+func TestSharedHerdFree(t *testing.T) {
+	path := testPath(t)
+	ctx := ctxT(t, 60*time.Second)
+	holder, err := Acquire(ctx, client(t), path, Options{Data: zdata()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := server.Addrs()[0]
+	before, _ := zktest.Mntr(ctx, addr)
+	kinds := []Kind{Shared, Shared, Shared, Exclusive, Shared, Shared, Exclusive, Exclusive, Shared, Shared}
+	conn := raw(t)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var maxReaders, readers atomic.Int32
+	for i, k := range kinds {
+		c := client(t)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := Acquire(wctx, c, path, Options{Kind: k, Data: zdata()})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if k == Shared {
+				n := readers.Add(1)
+				for {
+					m := maxReaders.Load()
+					if n <= m || maxReaders.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+				readers.Add(-1)
+			}
+			l.Release(ctx)
+		}()
+		// Join one at a time so the queue order is kinds' order.
+		eventually(t, 5*time.Second, "the waiter to queue", func() bool {
+			ch, _, _ := conn.Children(path)
+			return len(ch) == i+2
+		})
+	}
+	var watched map[string][]int64
+	eventually(t, 10*time.Second, "every waiter to watch", func() bool {
+		watched, _ = zktest.Wchp(ctx, addr)
+		n := 0
+		for p, s := range watched {
+			if strings.HasPrefix(p, path+"/") {
+				n += len(s)
+			}
+		}
+		return n == len(kinds)
+	})
+	children, _, _ := conn.Children(path)
+	q := Contenders(children)
+	for i, c := range q {
+		want := 0
+		// Who should watch node i: the writer right behind it, or the
+		// readers right behind it (if i is a writer).
+		if i+1 < len(q) {
+			if q[i+1].Kind == Exclusive {
+				want = 1
+			} else if q[i].Kind == Exclusive {
+				for j := i + 1; j < len(q) && q[j].Kind == Shared; j++ {
+					want++
+				}
+			}
+		}
+		if got := len(watched[path+"/"+c.Name]); got != want {
+			t.Errorf("node %d (%s) watched by %d sessions, want %d", i, c.Kind, got, want)
+		}
+	}
+	after, _ := zktest.Mntr(ctx, addr)
+	if d := atoi(t, after["zk_watch_count"]) - atoi(t, before["zk_watch_count"]); d != len(kinds) {
+		t.Errorf("zk_watch_count grew by %d, want %d (one per waiter)", d, len(kinds))
+	}
+	holder.Release(ctx)
+	wg.Wait()
+	if m := maxReaders.Load(); m < 3 {
+		t.Errorf("at most %d readers held at once; the first run of 3 readers should hold together", m)
+	}
+	assertGone(t, path)
+}
+
+// TestSemaphore: at most limit holders; the rest wait herd-free (only the
+// mutex holder watches the leases); a mismatched limit is refused.
+func TestSemaphore(t *testing.T) {
+	path := testPath(t)
+	ctx := ctxT(t, 60*time.Second)
+	const limit = 3
+	data := func() []byte {
+		o := NewOwner("test", []string{"x"}, SemaphoreLease)
+		o.Limit = limit
+		return o.Encode()
+	}
+	var held []*Lease
+	for i := 0; i < limit; i++ {
+		l, err := AcquireSemaphore(ctx, client(t), path, limit, Options{Data: data()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(l.Node, path+"/leases/_c_") || !strings.Contains(l.Node, "-lease-") {
+			t.Errorf("lease node %s", l.Node)
+		}
+		held = append(held, l)
+	}
+	if _, err := AcquireSemaphore(ctx, client(t), path, limit, Options{Data: data(), Try: true}); !errors.As(err, new(*BusyError)) {
+		t.Fatalf("a fourth lease: %v", err)
+	}
+	if _, err := AcquireSemaphore(ctx, client(t), path, 5, Options{Try: true}); !errors.Is(err, ErrLimitMismatch) {
+		t.Fatalf("a different limit: %v", err)
+	}
+
+	addr := server.Addrs()[0]
+	before, _ := zktest.Mntr(ctx, addr)
+	const waiters = 4
+	got := make(chan *Lease, waiters)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i := 0; i < waiters; i++ {
+		c := client(t)
+		go func() {
+			l, err := AcquireSemaphore(wctx, c, path, limit, Options{Data: data()})
+			if err != nil && wctx.Err() == nil {
+				t.Error(err)
+			}
+			got <- l
+		}()
+	}
+	conn := raw(t)
+	eventually(t, 10*time.Second, "the waiters to queue", func() bool {
+		ch, _, _ := conn.Children(path + "/locks")
+		return len(ch) == waiters
+	})
+	// One mutex holder with a child watch on the leases; the other
+	// waiters each watch one mutex node.
+	eventually(t, 10*time.Second, "the watches", func() bool {
+		after, _ := zktest.Mntr(ctx, addr)
+		return atoi(t, after["zk_watch_count"])-atoi(t, before["zk_watch_count"]) == waiters
+	})
+	watched, _ := zktest.Wchp(ctx, addr)
+	for p, s := range watched {
+		if strings.HasPrefix(p, path+"/") && len(s) != 1 {
+			t.Errorf("%s watched by %d sessions", p, len(s))
+		}
+	}
+	q, err := Inspect(ctx, client(t), path)
+	if err != nil || len(q.Holders()) != limit || len(q.Entries) != limit+1 || q.Entries[limit].Holding || q.Entries[0].Limit != limit {
+		t.Errorf("semaphore queue: %+v %v", q, err)
+	}
+	// Holders leave in any order; each departure lets one waiter in.
+	for _, i := range []int{1, 0, 2} {
+		held[i].Release(ctx)
+		l := <-got
+		held[i] = l
+	}
+	select {
+	case <-got:
+		t.Fatal("a fourth holder got in")
+	case <-time.After(200 * time.Millisecond):
+	}
+	for _, l := range held {
+		l.Release(ctx)
+	}
+	(<-got).Release(ctx)
+	assertGone(t, path)
+}
+
+// TestFlavors: zklock's kazoo and curator-rw names parse back, and each
+// flavor refuses a path held by another library that cannot see its nodes.
+func TestFlavors(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	for _, tc := range []struct {
+		flavor Flavor
+		kind   Kind
+		infix  string
+	}{
+		{FlavorKazoo, Exclusive, "__lock__"},
+		{FlavorKazoo, Shared, "__rlock__"},
+		{FlavorCuratorRW, Exclusive, "-__WRIT__"},
+		{FlavorCuratorRW, Shared, "-__READ__"},
+		{FlavorCurator, Exclusive, "-lock-"},
+	} {
+		path := testPath(t)
+		l, err := Acquire(ctx, client(t), path, Options{Flavor: tc.flavor, Kind: tc.kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := l.name()
+		c, ok := ParseContender(name)
+		if !ok || !strings.Contains(name, tc.infix) || c.Kind != tc.kind {
+			t.Errorf("%s %s: node %s parses as %+v", tc.flavor, tc.kind, name, c)
+		}
+		l.Release(ctx)
+	}
+
+	conn := raw(t)
+	foreign := func(path, name, data string) {
+		t.Helper()
+		if err := ensurePath(ctx, client(t), path); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Create(path+"/"+name, []byte(data), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A Kazoo client holds: zklock's Curator names would be invisible to it.
+	path := testPath(t)
+	foreign(path, "0123456789abcdef0123456789abcdef__lock__", "kazoo-worker")
+	_, err := Acquire(ctx, client(t), path, Options{})
+	if !errors.Is(err, ErrFlavorConflict) || !strings.Contains(err.Error(), "--flavor kazoo") {
+		t.Errorf("curator flavor on a Kazoo path: %v", err)
+	}
+	if ch, _, _ := conn.Children(path); len(ch) != 1 {
+		t.Errorf("the refused attempt left nodes: %v", ch)
+	}
+	// With the right flavor it queues behind the Kazoo holder.
+	if _, err := Acquire(ctx, client(t), path, Options{Flavor: FlavorKazoo, Try: true}); !errors.As(err, new(*BusyError)) {
+		t.Errorf("kazoo flavor behind a Kazoo holder: %v", err)
+	}
+	// A Curator read-write lock does not see "-lock-" nodes.
+	path = testPath(t)
+	foreign(path, "_c_11111111-2222-4333-8444-555555555555-__WRIT__", "10.0.0.9")
+	if _, err := Acquire(ctx, client(t), path, Options{}); !errors.Is(err, ErrFlavorConflict) || !strings.Contains(err.Error(), "--flavor curator-rw") {
+		t.Errorf("curator flavor on a Curator RW path: %v", err)
+	}
+	if _, err := Acquire(ctx, client(t), path, Options{Flavor: FlavorCuratorRW, Kind: Shared, Try: true}); !errors.As(err, new(*BusyError)) {
+		t.Errorf("curator-rw reader behind a Curator writer: %v", err)
+	}
+	// Other zklocks see every flavor: mixing them is fine.
+	path = testPath(t)
+	k, err := Acquire(ctx, client(t), path, Options{Flavor: FlavorKazoo, Data: NewOwner("t", nil, Exclusive).Encode()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(ctx, client(t), path, Options{Try: true}); !errors.As(err, new(*BusyError)) {
+		t.Errorf("curator flavor behind a zklock kazoo-flavor holder: %v", err)
+	}
+	k.Release(ctx)
+}
+
+// zdata is zklock's owner data: other zklocks see every flavor.
+func zdata() []byte { return NewOwner("test", []string{"x"}, Exclusive).Encode() }

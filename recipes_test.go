@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// loops runs n goroutines that each run zklock `runs` times with args and
+// the given shell script (with $D set to dir), and fails on any error.
+func loops(t *testing.T, n, runs int, dir string, args func(i int) []string, script func(i int) string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n*runs)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < runs; r++ {
+				c := zklock(t, append(args(i), "--", "sh", "-c", script(i))...)
+				c.Env = append(c.Env, "D="+dir)
+				if out, err := c.CombinedOutput(); err != nil {
+					errs <- fmt.Errorf("%v: %v: %s", args(i), err, out)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// maxOf is the largest number in a file of numbers, one per line.
+func maxOf(t *testing.T, p string) int {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := 0
+	for _, f := range strings.Fields(string(b)) {
+		n, _ := strconv.Atoi(f)
+		m = max(m, n)
+	}
+	return m
+}
+
+func noFile(t *testing.T, p, what string) {
+	t.Helper()
+	if b, err := os.ReadFile(p); err == nil {
+		t.Fatalf("%s: %s", what, b)
+	}
+}
+
+// TestReadersAndWriters: shared holders are seen running together (at
+// least 3 at once) while exclusive holders always run alone.
+func TestReadersAndWriters(t *testing.T) {
+	path := lockPath(t)
+	dir := t.TempDir()
+	const readerScript = `mkdir "$D/r.$$"; ls -d "$D"/r.* | wc -l >> "$D/readers"
+[ -e "$D/writer" ] && echo "reader with writer" >> "$D/bad"
+sleep 0.15; rmdir "$D/r.$$"`
+	const writerScript = `mkdir "$D/writer" 2>/dev/null || echo "two writers" >> "$D/bad"
+ls -d "$D"/r.* >/dev/null 2>&1 && echo "writer with readers" >> "$D/bad"
+sleep 0.03; rmdir "$D/writer"`
+	loops(t, 8, 4, dir,
+		func(i int) []string {
+			if i%4 == 3 {
+				return []string{"run", "--path", path}
+			}
+			return []string{"run", "--shared", "--path", path}
+		},
+		func(i int) string {
+			if i%4 == 3 {
+				return writerScript
+			}
+			return readerScript
+		})
+	noFile(t, filepath.Join(dir, "bad"), "exclusion broken")
+	if m := maxOf(t, filepath.Join(dir, "readers")); m < 3 {
+		t.Errorf("at most %d readers ran at once, want at least 3", m)
+	}
+	assertGone(t, rawZK(t), path)
+}
+
+// TestSemaphoreLimit: --limit 3 lets exactly 3 holders run at once.
+func TestSemaphoreLimit(t *testing.T) {
+	path := lockPath(t)
+	dir := t.TempDir()
+	loops(t, 6, 4, dir,
+		func(int) []string { return []string{"run", "--limit", "3", "--path", path} },
+		func(int) string {
+			return `mkdir "$D/h.$$"; ls -d "$D"/h.* | wc -l >> "$D/running"; sleep 0.15; rmdir "$D/h.$$"`
+		})
+	if m := maxOf(t, filepath.Join(dir, "running")); m != 3 {
+		t.Errorf("at most %d holders ran at once, want exactly 3", m)
+	}
+	// A different limit on the same path is refused while holders agree
+	// on 3; checked here with a fresh holder.
+	h := startHolderArgs(t, []string{"run", "--limit", "3", "--path", path})
+	c := zklock(t, "tryrun", "--limit", "2", "--path", path, "--", "true")
+	out, err := c.CombinedOutput()
+	if code := exitCodeOf(t, err); code != 64 || !strings.Contains(string(out), "--limit 3") {
+		t.Errorf("mismatched limit: exit %d: %s", code, out)
+	}
+	h.Process.Signal(os.Interrupt)
+	h.Wait()
+	assertGone(t, rawZK(t), path)
+}
+
+// TestMultiPathNoDeadlock: jobs naming the same two paths in opposite
+// orders all finish, and never run together.
+func TestMultiPathNoDeadlock(t *testing.T) {
+	a, b := lockPath(t), lockPath(t)
+	dir := t.TempDir()
+	loops(t, 6, 4, dir,
+		func(i int) []string {
+			if i%2 == 0 {
+				return []string{"run", "--timeout", "30s", "--path", a, "--path", b}
+			}
+			return []string{"run", "--timeout", "30s", "--path", b, "--path", a}
+		},
+		func(int) string {
+			return `mkdir "$D/in" 2>/dev/null || echo overlap >> "$D/bad"
+[ "$ZKLOCK_PATHS" = "` + a + " " + b + `" ] || echo "paths: $ZKLOCK_PATHS" >> "$D/bad"
+set -- $ZKLOCK_FENCING_TOKENS; [ $# -eq 2 ] || echo "tokens: $ZKLOCK_FENCING_TOKENS" >> "$D/bad"
+sleep 0.02; rmdir "$D/in"`
+		})
+	noFile(t, filepath.Join(dir, "bad"), "multi-path")
+	conn := rawZK(t)
+	assertGone(t, conn, a)
+	assertGone(t, conn, b)
+}

@@ -171,37 +171,48 @@ func findOwn(ctx context.Context, c *zkconn.Client, path, stem string) (string, 
 
 func (l *Lease) name() string { return l.Node[strings.LastIndexByte(l.Node, '/')+1:] }
 
-// wait is the herd-free loop: list the children without a watch, and if we
-// cannot hold yet, watch only the one node we wait for.
-func (l *Lease) wait(ctx context.Context, o Options) error {
+// position lists the queue with list (retrying across connection loss) and
+// finds our node in it. Our node missing means the session that owned it is
+// gone. It also returns list's watch, if list set one.
+func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.Event, error)) ([]Contender, int, <-chan zk.Event, error) {
 	name := l.name()
-	cleared := map[string]bool{} // contenders already checked for a flavor conflict
 	for {
-		children, err := l.c.Children(ctx, l.Path)
+		children, ev, err := list()
 		if err != nil {
 			if zkconn.IsConnectionLoss(err) {
 				if err := l.c.WaitSession(ctx); err != nil {
-					return err
+					return nil, 0, nil, err
 				}
 				continue
 			}
-			return err
+			return nil, 0, nil, err
 		}
 		q := Contenders(children)
-		idx := -1
 		for i := range q {
 			if q[i].Name == name {
-				idx = i
-				break
+				l.Seq = q[i].Seq
+				return q, i, ev, nil
 			}
 		}
-		if idx < 0 {
-			if err := l.c.LostErr(); err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: our node %s is gone", zkconn.ErrSessionLost, l.Node)
+		if err := l.c.LostErr(); err != nil {
+			return nil, 0, nil, err
 		}
-		l.Seq = q[idx].Seq
+		return nil, 0, nil, fmt.Errorf("%w: our node %s is gone", zkconn.ErrSessionLost, l.Node)
+	}
+}
+
+// wait is the herd-free loop: list the children without a watch, and if we
+// cannot hold yet, watch only the one node we wait for.
+func (l *Lease) wait(ctx context.Context, o Options) error {
+	cleared := map[string]bool{} // contenders already checked for a flavor conflict
+	for {
+		q, idx, _, err := l.position(ctx, func() ([]string, <-chan zk.Event, error) {
+			ch, err := l.c.Children(ctx, l.Path)
+			return ch, nil, err
+		})
+		if err != nil {
+			return err
+		}
 		if err := l.checkFlavors(ctx, q, idx, cleared); err != nil {
 			return err
 		}

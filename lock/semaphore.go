@@ -69,33 +69,18 @@ func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit 
 
 func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
 	leases := zkconn.Join(l.Path, semLeases)
-	name := l.name()
 	checked := false
 	for {
-		children, ev, err := l.c.ChildrenW(ctx, leases)
+		var children []string
+		q, idx, ev, err := l.position(ctx, func() ([]string, <-chan zk.Event, error) {
+			var ev <-chan zk.Event
+			var err error
+			children, ev, err = l.c.ChildrenW(ctx, leases)
+			return children, ev, err
+		})
 		if err != nil {
-			if zkconn.IsConnectionLoss(err) {
-				if err := l.c.WaitSession(ctx); err != nil {
-					return err
-				}
-				continue
-			}
 			return err
 		}
-		q := Contenders(children)
-		idx := -1
-		for i := range q {
-			if q[i].Name == name {
-				idx = i
-			}
-		}
-		if idx < 0 {
-			if err := l.c.LostErr(); err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: our lease %s is gone", zkconn.ErrSessionLost, l.Node)
-		}
-		l.Seq = q[idx].Seq
 		if !checked {
 			if err := l.checkLimit(ctx, leases, q, idx, limit); err != nil {
 				return err

@@ -88,8 +88,14 @@ type pair struct {
 // reads the lock's queue length from a server of the right ensemble.
 func startPair(t *testing.T, holderArgs, waiterArgs []string, queue func(path string) int) *pair {
 	t.Helper()
+	return startPairScript(t, treeScript, holderArgs, waiterArgs, queue)
+}
+
+// startPairScript is startPair with the holder running script.
+func startPairScript(t *testing.T, script string, holderArgs, waiterArgs []string, queue func(path string) int) *pair {
+	t.Helper()
 	p := &pair{dir: t.TempDir(), path: lockPath(t)}
-	p.holder = zklock(t, append(append(holderArgs, "run", "--path", p.path, "--"), guarded(p.dir, treeScript)...)...)
+	p.holder = zklock(t, append(append(holderArgs, "run", "--path", p.path, "--"), guarded(p.dir, script)...)...)
 	p.holder.Env = append(p.holder.Env, "D="+p.dir)
 	p.holder.Stderr = &p.holderErr
 	if err := p.holder.Start(); err != nil {
@@ -141,7 +147,7 @@ func (p *pair) waiterNext(t *testing.T) time.Duration {
 
 // handoff cuts a holder off from the server with fault and checks the
 // handoff to the waiter. It returns the gap.
-func handoff(t *testing.T, fault func(*zktest.Proxy)) time.Duration {
+func handoff(t *testing.T, script string, fault func(*zktest.Proxy)) time.Duration {
 	t.Helper()
 	proxy, err := zktest.NewProxy(server.Addrs()[0])
 	if err != nil {
@@ -149,7 +155,7 @@ func handoff(t *testing.T, fault func(*zktest.Proxy)) time.Duration {
 	}
 	defer proxy.Close()
 	conn := rawZK(t)
-	p := startPair(t, []string{"--servers", proxy.Addr(), "--session-timeout", "2s"},
+	p := startPairScript(t, script, []string{"--servers", proxy.Addr(), "--session-timeout", "2s"},
 		[]string{"--session-timeout", "2s"}, func(path string) int { return queueLen(conn, path) })
 	fault(proxy)
 	p.holderLost(t)
@@ -168,10 +174,16 @@ func TestPartition(t *testing.T) {
 	}
 	for name, fault := range faults {
 		t.Run(name, func(t *testing.T) {
-			gap := handoff(t, fault)
+			gap := handoff(t, treeScript, fault)
 			t.Logf("gap between the lost holder's last sign of life and the next holder's start: %s", gap.Round(time.Millisecond))
 		})
 	}
+	// The worst case: a command tree that ignores SIGTERM runs until the
+	// SIGKILL at T−Margin, so only the margin (T/10, here 200ms) is left.
+	t.Run("ignores SIGTERM", func(t *testing.T) {
+		gap := handoff(t, "trap '' TERM\n"+treeScript, (*zktest.Proxy).Blackhole)
+		t.Logf("worst-case gap (SIGKILL needed) between the lost holder's last sign of life and the next holder's start: %s", gap.Round(time.Millisecond))
+	})
 }
 
 // TestShortDisconnection: an outage that heals within the deadline does

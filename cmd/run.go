@@ -76,7 +76,7 @@ holds the lock. Like flock -n.
 	}
 	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
 	f.StringVar(&o.OnLost, "on-lost", "terminate", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
-	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD")
+	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD (for a lost lock at most 1/4 of the session timeout)")
 	f.DurationVar(&o.MaxRuntime, "max-runtime", 0, "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	c.Args = func(c *cobra.Command, args []string) error {
 		dash := c.ArgsLenAtDash()

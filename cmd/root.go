@@ -17,6 +17,9 @@ import (
 const (
 	envServers = "ZKLOCK_SERVERS"
 	envAuth    = "ZKLOCK_AUTH"
+	envTLSCA   = "ZKLOCK_TLS_CA"
+	envTLSCert = "ZKLOCK_TLS_CERT"
+	envTLSKey  = "ZKLOCK_TLS_KEY"
 )
 
 // globalOptions are the connection flags every command shares.
@@ -25,6 +28,8 @@ type globalOptions struct {
 	SessionTimeout time.Duration
 	ConnectTimeout time.Duration
 	Auth           string
+	TLS            bool
+	TLSFiles       zkconn.TLSFiles
 	Verbose        bool
 }
 
@@ -47,6 +52,13 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 			return zkconn.Options{}, &UsageError{Err: err}
 		}
 		o.Auth = &a
+	}
+	if g.TLS || g.TLSFiles != (zkconn.TLSFiles{}) {
+		cfg, err := g.TLSFiles.Config()
+		if err != nil {
+			return zkconn.Options{}, &UsageError{Err: err}
+		}
+		o.TLS = cfg
 	}
 	if g.Verbose {
 		o.Debugf = func(format string, args ...any) { u.logf("zk: "+format, args...) }
@@ -87,6 +99,8 @@ its host dies, the lock is released when the session expires.
 Environment:
   ZKLOCK_SERVERS   default for --servers
   ZKLOCK_AUTH      default for --auth
+  ZKLOCK_TLS_CA, ZKLOCK_TLS_CERT, ZKLOCK_TLS_KEY
+                   defaults for --tls-ca, --tls-cert, --tls-key
   NO_COLOR         disables colour`,
 		Example: `  zklock run --path /locks/backup -- /usr/local/bin/backup.sh
   zklock tryrun --path /locks/deploy -- make deploy
@@ -114,6 +128,10 @@ Environment:
 	pf.DurationVar(&g.SessionTimeout, "session-timeout", zkconn.DefaultSessionTimeout, "ZooKeeper session timeout to ask for (the server may clamp it)")
 	pf.DurationVar(&g.ConnectTimeout, "connect-timeout", zkconn.DefaultConnectTimeout, "give up (exit 69) if no session is established within this time")
 	pf.StringVar(&g.Auth, "auth", os.Getenv(envAuth), "digest credentials user:password as digest:user:password (env "+envAuth+")")
+	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
+	pf.StringVar(&g.TLSFiles.CA, "tls-ca", os.Getenv(envTLSCA), "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
+	pf.StringVar(&g.TLSFiles.Cert, "tls-cert", os.Getenv(envTLSCert), "PEM client certificate, for servers that demand one (env "+envTLSCert+")")
+	pf.StringVar(&g.TLSFiles.Key, "tls-key", os.Getenv(envTLSKey), "PEM private key of --tls-cert (env "+envTLSKey+")")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
 	root.PreRun = func(*cobra.Command, []string) { u.verbose = g.Verbose }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/lockexec"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // parseRun runs the run/tryrun command's parsing and validation only.
@@ -100,14 +101,20 @@ func TestGlobalFlags(t *testing.T) {
 	u := newUI(&bytes.Buffer{}, &bytes.Buffer{})
 	g := &globalOptions{Servers: "zk1,zk2:2182/apps", SessionTimeout: time.Second, ConnectTimeout: time.Second, Auth: "digest:u:p"}
 	o, err := g.connOptions(u)
-	if err != nil || o.ConnString.Chroot != "/apps" || len(o.ConnString.Servers) != 2 || o.Auth.User() != "u" {
+	if err != nil || o.ConnString.Chroot != "/apps" || len(o.ConnString.Servers) != 2 || o.Auth.User() != "u" || o.TLS != nil {
 		t.Errorf("connOptions = %+v, %v", o, err)
+	}
+	g.TLS = true
+	if o, err := g.connOptions(u); err != nil || o.TLS == nil {
+		t.Errorf("--tls: %+v, %v", o.TLS, err)
 	}
 	for _, bad := range []globalOptions{
 		{Servers: "", SessionTimeout: time.Second, ConnectTimeout: time.Second},
 		{Servers: "zk1", SessionTimeout: 0, ConnectTimeout: time.Second},
 		{Servers: "zk1", SessionTimeout: time.Second, ConnectTimeout: 0},
 		{Servers: "zk1", SessionTimeout: time.Second, ConnectTimeout: time.Second, Auth: "digest:nopw"},
+		{Servers: "zk1", SessionTimeout: time.Second, ConnectTimeout: time.Second, TLSFiles: zkconn.TLSFiles{CA: "/nonexistent.pem"}},
+		{Servers: "zk1", SessionTimeout: time.Second, ConnectTimeout: time.Second, TLSFiles: zkconn.TLSFiles{Cert: "/c.pem"}},
 	} {
 		if _, err := bad.connOptions(u); exitCode(err) != ExitUsage {
 			t.Errorf("%+v: %v", bad, err)

@@ -6,6 +6,7 @@ package zkconn
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -33,6 +34,7 @@ type Options struct {
 	SessionTimeout time.Duration // requested; the server may clamp it
 	ConnectTimeout time.Duration // how long to wait for the first session
 	Auth           *Auth         // nil: no auth, open ACLs
+	TLS            *tls.Config   // nil: plain TCP; else TLS to the servers' secureClientPort
 	// Debugf receives go-zookeeper's own log lines (for -v); nil discards them.
 	Debugf func(format string, args ...any)
 }
@@ -70,10 +72,23 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), sess: newSession(),
 		wire: &wireTracker{now: time.Now}}
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
-		conn, err := net.DialTimeout(network, address, timeout)
+		var conn net.Conn
+		var err error
+		if o.TLS != nil {
+			cfg := o.TLS.Clone()
+			if cfg.ServerName == "" {
+				cfg.ServerName, _, _ = net.SplitHostPort(address)
+			}
+			// The handshake is part of connecting: the same timeout
+			// bounds both.
+			conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg)
+		} else {
+			conn, err = net.DialTimeout(network, address, timeout)
+		}
 		if err != nil {
 			return nil, err
 		}
+		// Watch the plaintext: with TLS, inside the encryption.
 		return c.wire.wrap(conn), nil
 	}
 	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,

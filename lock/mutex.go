@@ -343,8 +343,13 @@ func (l *Lease) Release(ctx context.Context) error {
 }
 
 // FencingToken is our node's creation zxid. Holders of one lock path are
-// served in creation order, so it grows strictly from each holder to the next.
+// served in creation order, so it grows strictly from each holder to the
+// next. It normally comes from the create's reply; only if that was lost
+// (a dropped connection) does it cost an exists call.
 func (l *Lease) FencingToken(ctx context.Context) (int64, error) {
+	if z, ok := l.c.CreateZxid(l.Node); ok {
+		return z, nil
+	}
 	ok, st, err := l.c.Exists(ctx, l.Node)
 	if err != nil {
 		return 0, err

@@ -26,8 +26,9 @@ import (
 var Signals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
 	syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// releaseTimeout bounds the release after the command ends; past it the
-// node goes anyway when the session is closed or expires.
+// releaseTimeout bounds giving back locks after a failed or interrupted
+// acquisition; past it the nodes go anyway when the session is closed or
+// expires.
 const releaseTimeout = 5 * time.Second
 
 // Options describe one run or tryrun.
@@ -96,14 +97,31 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer func() {
 		if errors.Is(err, lockexec.ErrLockLost) {
-			// The server is most likely out of reach: a delete would only
-			// hold up exit 76. Closing the session removes the nodes if the
-			// server can still be told; otherwise the session expires.
+			// The server is most likely out of reach: don't hold up exit
+			// 76. Closing removes the nodes if the server can still be
+			// told; otherwise the session expires.
 			client.Close()
 			return
 		}
-		release(leases, &o)
-		client.Close()
+		// Closing the session deletes every node it owns in one
+		// transaction: one round trip releases all the locks at once
+		// (which also satisfies "in reverse order": no lock is ever held
+		// without the ones taken before it). If the connection is down,
+		// wait (bounded) for it first: the close must reach the server.
+		rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		defer cancel()
+		if werr := client.WaitSession(rctx); werr != nil && zkconn.IsSessionLoss(werr) {
+			// Expired: the server has deleted the nodes already.
+			client.Close()
+			o.logf("released %s (the session had expired)", strings.Join(o.Paths, " "))
+			return
+		}
+		if client.CloseAcked() {
+			o.logf("released %s (session closed)", strings.Join(o.Paths, " "))
+			return
+		}
+		o.warnf("could not confirm the release of %s; the server drops it when the session expires, within %s",
+			strings.Join(o.Paths, " "), client.NegotiatedTimeout())
 	}()
 
 	env, err := environment(ctx, client, leases)
@@ -165,7 +183,8 @@ func environment(ctx context.Context, c *zkconn.Client, leases []*lock.Lease) ([
 	), nil
 }
 
-// release deletes the nodes in reverse order of acquisition.
+// release deletes the nodes in reverse order of acquisition, for the paths
+// where the session carries on (or is about to be closed anyway).
 func release(leases []*lock.Lease, o *Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()

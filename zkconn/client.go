@@ -170,6 +170,26 @@ func (c *Client) LastHeard() time.Time {
 	return t
 }
 
+// CreateZxid is the zxid of this session's create of p, read from the reply
+// on the wire: the node's czxid, known without asking the server again.
+func (c *Client) CreateZxid(p string) (int64, bool) {
+	return c.wire.createdZxid(c.abs(p))
+}
+
+// CloseAcked closes the session and reports whether the server confirmed
+// it. Closing deletes every ephemeral node of the session in one
+// transaction, so a confirmed close is a confirmed release of all of them.
+func (c *Client) CloseAcked() bool {
+	if !c.closed.CompareAndSwap(false, true) {
+		return false
+	}
+	before := time.Now()
+	c.conn.Close()
+	// The close is the last request; a reply to it moves LastHeard to
+	// its send time, which is after before.
+	return !c.LastHeard().Before(before)
+}
+
 // Server is the address of the server currently connected, if any.
 func (c *Client) Server() string { return c.conn.Server() }
 

@@ -149,3 +149,38 @@ func TestChrootPaths(t *testing.T) {
 		t.Errorf("Children(/) under the chroot = %v, %v", ch, err)
 	}
 }
+
+// TestCreateZxidAndCloseAcked: the czxid of our creates is read off the
+// wire, and a close reports whether the server confirmed it.
+func TestCreateZxidAndCloseAcked(t *testing.T) {
+	ctx := context.Background()
+	proxy, err := zktest.NewProxy(server.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	c := dialT(t, []string{proxy.Addr()}, 4*time.Second)
+	p, err := c.Create(ctx, "/zxid-", nil, zk.FlagEphemeralSequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, ok := c.CreateZxid(p)
+	_, st, err := c.Exists(ctx, p)
+	if !ok || err != nil || z != st.Czxid {
+		t.Fatalf("CreateZxid = %d, %v; czxid %d (%v)", z, ok, st.Czxid, err)
+	}
+	if !c.CloseAcked() {
+		t.Error("a healthy close was not confirmed")
+	}
+	conn := zktest.DialT(t, server.Addrs())
+	if ok, _, _ := conn.Exists(p); ok {
+		t.Error("the ephemeral node survived the confirmed close")
+	}
+
+	c2 := dialT(t, []string{proxy.Addr()}, 4*time.Second)
+	proxy.Blackhole()
+	defer proxy.Heal()
+	if c2.CloseAcked() {
+		t.Error("a close into silence was reported as confirmed")
+	}
+}

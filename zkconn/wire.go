@@ -19,9 +19,12 @@ import (
 //     that send time. The time of the reply, or of a disconnect event, says
 //     nothing about when the server last heard from us.
 //
-// The server answers requests on a connection strictly in order, so replies
-// are paired with requests first-in, first-out. Pings and auth packets are
-// requests like any other; watch notifications (xid -1) are not replies.
+// Replies are paired with requests by xid (pings, auth and set-watches
+// packets use fixed negative xids; those pair with the oldest request of the
+// same xid). The server answers a connection's requests strictly in order,
+// so a reply also settles every older request still waiting: any of those
+// that got no reply was lost and never will. Watch notifications (xid -1)
+// are not replies.
 type wireTracker struct {
 	mu            sync.Mutex
 	negotiated    time.Duration
@@ -29,7 +32,22 @@ type wireTracker struct {
 	lastHeard     time.Time
 	onNegotiated  func(time.Duration)
 	now           func() time.Time
+	// created maps the paths of nodes this session created to the zxid of
+	// their create, which is the node's czxid: the fencing token, without
+	// the extra round trip of an exists call.
+	created map[string]int64
 }
+
+// Opcodes whose successful reply carries the created path.
+const (
+	opCreate          = 1
+	opCreate2         = 15
+	opCreateContainer = 19
+	opCreateTTL       = 21
+)
+
+// maxCreated bounds the created map; a run creates a handful of nodes.
+const maxCreated = 64
 
 // trackedConn is one TCP (or TLS) connection seen through a wireTracker.
 type trackedConn struct {
@@ -37,9 +55,16 @@ type trackedConn struct {
 	t *wireTracker
 
 	mu      sync.Mutex
-	pending []time.Time // send times of requests awaiting replies, in order
+	pending []request   // requests awaiting replies, in order
 	out     frameReader // client → server
 	in      frameReader // server → client
+}
+
+// request is what the tracker remembers of a request until its reply.
+type request struct {
+	sent   time.Time
+	xid    int32
+	opcode int32
 }
 
 // wrap returns conn instrumented by t.
@@ -54,7 +79,12 @@ func (c *trackedConn) Write(b []byte) (int, error) {
 		// Every frame the client sends expects exactly one reply: the
 		// ConnectRequest a ConnectResponse, every other request a reply
 		// with the same xid.
-		c.pending = append(c.pending, sent)
+		r := request{sent: sent}
+		if !first && len(frame) >= 8 {
+			r.xid = int32(binary.BigEndian.Uint32(frame[0:4]))
+			r.opcode = int32(binary.BigEndian.Uint32(frame[4:8]))
+		}
+		c.pending = append(c.pending, r)
 	})
 	c.mu.Unlock()
 	return c.Conn.Write(b)
@@ -72,7 +102,7 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 			if len(frame) >= 4 && int32(binary.BigEndian.Uint32(frame)) == -1 {
 				return // a watch notification, not a reply
 			}
-			c.reply()
+			c.reply(frame)
 		})
 		c.mu.Unlock()
 	}
@@ -81,10 +111,11 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 
 // connectResponse: int32 protocolVersion, int32 timeOut (ms), int64 sessionId, …
 func (c *trackedConn) connectResponse(frame []byte) {
-	sent, ok := c.pop()
+	req, ok := c.pop()
 	if !ok || len(frame) < 16 {
 		return
 	}
+	sent := req.sent
 	timeout := time.Duration(int32(binary.BigEndian.Uint32(frame[4:8]))) * time.Millisecond
 	session := int64(binary.BigEndian.Uint64(frame[8:16]))
 	if session == 0 {
@@ -103,25 +134,68 @@ func (c *trackedConn) connectResponse(frame []byte) {
 	}
 }
 
-func (c *trackedConn) reply() {
-	sent, ok := c.pop()
+// reply: int32 xid, int64 zxid, int32 err, then the body; a create's body
+// starts with the created path (int32 length, bytes).
+func (c *trackedConn) reply(frame []byte) {
+	if len(frame) < 4 {
+		return
+	}
+	req, ok := c.take(int32(binary.BigEndian.Uint32(frame[0:4])))
 	if !ok {
 		return
 	}
 	c.t.mu.Lock()
-	if sent.After(c.t.lastHeard) {
-		c.t.lastHeard = sent
+	defer c.t.mu.Unlock()
+	if req.sent.After(c.t.lastHeard) {
+		c.t.lastHeard = req.sent
 	}
-	c.t.mu.Unlock()
+	switch req.opcode {
+	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+	default:
+		return
+	}
+	if len(frame) < 20 || binary.BigEndian.Uint32(frame[12:16]) != 0 {
+		return // short, or an error reply
+	}
+	zxid := int64(binary.BigEndian.Uint64(frame[4:12]))
+	n := int(int32(binary.BigEndian.Uint32(frame[16:20])))
+	if n <= 0 || 20+n > len(frame) {
+		return // a path longer than the kept head of the frame
+	}
+	if c.t.created == nil || len(c.t.created) >= maxCreated {
+		c.t.created = map[string]int64{}
+	}
+	c.t.created[string(frame[20:20+n])] = zxid
 }
 
-func (c *trackedConn) pop() (time.Time, bool) {
-	if len(c.pending) == 0 {
-		return time.Time{}, false
+// take removes and returns the oldest pending request with xid, and drops
+// the older ones: the server answers in order, so they were lost.
+func (c *trackedConn) take(xid int32) (request, bool) {
+	for i, r := range c.pending {
+		if r.xid == xid {
+			c.pending = c.pending[i+1:]
+			return r, true
+		}
 	}
-	t := c.pending[0]
+	return request{}, false
+}
+
+func (c *trackedConn) pop() (request, bool) {
+	if len(c.pending) == 0 {
+		return request{}, false
+	}
+	r := c.pending[0]
 	c.pending = c.pending[1:]
-	return t, true
+	return r, true
+}
+
+// createdZxid is the zxid of this session's create of path (as the server
+// names it, chroot included), if the tracker saw it.
+func (t *wireTracker) createdZxid(path string) (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	z, ok := t.created[path]
+	return z, ok
 }
 
 // frameReader splits a byte stream into ZooKeeper frames (a 4-byte
@@ -136,8 +210,9 @@ type frameReader struct {
 }
 
 // headLen is how much of each frame body is kept: enough for the
-// ConnectResponse's timeout and session id, and for a reply's xid.
-const headLen = 16
+// ConnectResponse's timeout and session id, a reply's header, and the path
+// in a create's reply.
+const headLen = 20 + 1024
 
 func (r *frameReader) feed(b []byte, onFrame func(first bool, head []byte)) {
 	for len(b) > 0 {

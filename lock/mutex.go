@@ -78,7 +78,7 @@ func Describe(c Contender, o Owner, raw string, ours bool) string {
 			s = o.User + "@" + s
 		}
 		if len(o.Cmd) > 0 {
-			s += fmt.Sprintf(" (%s)", strings.Join(o.Cmd, " "))
+			s += fmt.Sprintf(" (%s)", o.CommandLine())
 		}
 		if !o.Since.IsZero() {
 			s += " since " + o.Since.Local().Format(time.RFC3339)

@@ -125,3 +125,10 @@ func TestNewUUID(t *testing.T) {
 		t.Errorf("our own name does not parse back: %+v", c)
 	}
 }
+
+func TestCommandLine(t *testing.T) {
+	o := Owner{Cmd: []string{"sh", "-c", `echo "it's $HOME"`, "", "plain"}}
+	if got, want := o.CommandLine(), `sh -c 'echo "it'\''s $HOME"' '' plain`; got != want {
+		t.Errorf("CommandLine = %s, want %s", got, want)
+	}
+}

@@ -51,3 +51,16 @@ func DecodeOwner(data []byte) (o Owner, raw string, ours bool) {
 	}
 	return Owner{}, strings.TrimSpace(string(data)), false
 }
+
+// CommandLine renders the owner's command the way a shell user would type
+// it, quoting the arguments that need it.
+func (o Owner) CommandLine() string {
+	out := make([]string, len(o.Cmd))
+	for i, a := range o.Cmd {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}

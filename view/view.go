@@ -116,7 +116,7 @@ func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time)
 		if e.Holding {
 			st = green.Sprint(j.State)
 		}
-		host, pid, cmd := j.Host, "-", strings.Join(quoteArgs(j.Cmd), " ")
+		host, pid, cmd := j.Host, "-", e.Owner.CommandLine()
 		if j.PID != 0 {
 			pid = strconv.Itoa(j.PID)
 		}
@@ -158,17 +158,4 @@ func since(t, now time.Time) string {
 		layout = "2006-01-02 15:04"
 	}
 	return fmt.Sprintf("%s (%s ago)", t.Local().Format(layout), age)
-}
-
-// quoteArgs quotes the arguments that a shell would need quoted, so a
-// command line reads back the way it was typed.
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
-	}
-	return out
 }

@@ -13,7 +13,13 @@ set -euo pipefail
 #   python3-kazoo              # cross-client interop tests
 #   libcurator-recipes-java    # Curator lock-recipe interop tests
 #   etcd-server etcd-client    # etcd backend
-DEB_PACKAGES=()
+DEB_PACKAGES=(
+  etcd-server # scripts/bench.sh: the etcd server behind the `etcdctl lock` peer
+  etcd-client # scripts/bench.sh: etcdctl, the `etcdctl lock` peer itself
+  libcurator-recipes-java # internal/peers: Curator 5 lock recipes (+ framework, client, Guava, SLF4J jars)
+  python3-kazoo # internal/peers: Kazoo lock recipes for Debian's /usr/bin/python3
+  default-jdk-headless # internal/peers: javac, to build the Curator runner
+)
 
 # ZooKeeper server for the integration tests and the demo (pulls in a JRE).
 # Skipped when a usable classpath already exists, e.g. from ZOOKEEPER_HOME.
@@ -36,6 +42,8 @@ non_debian() {
   err "  - Apache ZooKeeper >= 3.5.3 (unpack a release and set ZOOKEEPER_HOME to it)"
   err "  - a Java runtime (java on PATH, or JAVA_HOME)"
   err "  - a C compiler (go test -race needs cgo)"
+  err "  - for the interop tests: Apache Curator 5 jars (with Guava and SLF4J), a JDK (javac), Python 3 with Kazoo"
+  err "  - for scripts/bench.sh: etcd and etcdctl"
   err "  missing here, as Debian package names: ${*:-none}"
   exit 1
 }

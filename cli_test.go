@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,17 +17,7 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-var pathSeq struct {
-	sync.Mutex
-	n int
-}
-
-func lockPath(t *testing.T) string {
-	pathSeq.Lock()
-	defer pathSeq.Unlock()
-	pathSeq.n++
-	return fmt.Sprintf("/cli/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), pathSeq.n)
-}
+func lockPath(t *testing.T) string { return zktest.TestPath(t, "/cli") }
 
 // zklock returns a command running the zklock under test against the
 // shared server.
@@ -45,14 +34,11 @@ func zklock(t *testing.T, args ...string) *exec.Cmd {
 
 func exitCodeOf(t *testing.T, err error) int {
 	t.Helper()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
+	code, err := zktest.ExitCode(err)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return 0
+	return code
 }
 
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {

@@ -3,14 +3,12 @@ package interop
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,38 +17,18 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-var pathSeq atomic.Int64
-
 // lockPath gives each test its own lock path.
-func lockPath(t *testing.T) string {
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("/interop/%s-%d", name, pathSeq.Add(1))
-}
+func lockPath(t *testing.T) string { return zktest.TestPath(t, "/interop") }
 
-func exitCodeOf(err error) (int, error) {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), nil
-	}
-	return 0, err
-}
+func exitCodeOf(err error) (int, error) { return zktest.ExitCode(err) }
 
 // runnerArgv is the command line of a peer runner ("curator" or "kazoo").
 // A missing prerequisite fails the test: these tests never skip.
 func runnerArgv(t *testing.T, runner string) []string {
 	t.Helper()
-	var argv []string
-	var err error
-	switch runner {
-	case "curator":
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		argv, err = peers.CuratorArgv(ctx)
-	case "kazoo":
-		argv, err = peers.KazooArgv()
-	default:
-		err = fmt.Errorf("no runner %q", runner)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	argv, err := peers.Argv(ctx, runner)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,7 @@ package lock
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,13 +19,8 @@ func TestMain(m *testing.M) {
 	os.Exit(zktest.RunStandalone(m, zktest.Options{}, func(c *zktest.Cluster) { server = c }))
 }
 
-var pathSeq atomic.Int64
-
 // testPath gives each test its own lock path.
-func testPath(t *testing.T) string {
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("/t/%s-%d/lock", name, pathSeq.Add(1))
-}
+func testPath(t *testing.T) string { return zktest.TestPath(t, "/t") + "/lock" }
 
 func dial(t *testing.T, servers string, auth *zkconn.Auth) *zkconn.Client {
 	t.Helper()

@@ -325,3 +325,14 @@ func writeScript() (string, error) {
 	}
 	return p, nil
 }
+
+// Argv returns the command line of the named runner, "curator" or "kazoo".
+func Argv(ctx context.Context, runner string) ([]string, error) {
+	switch runner {
+	case "curator":
+		return CuratorArgv(ctx)
+	case "kazoo":
+		return KazooArgv()
+	}
+	return nil, fmt.Errorf("peers: no runner %q", runner)
+}

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,29 +27,15 @@ func TestMain(m *testing.M) {
 	os.Exit(zktest.RunStandalone(m, zktest.Options{}, func(c *zktest.Cluster) { server = c }))
 }
 
-var pathSeq atomic.Int64
-
-func testPath(t *testing.T) string {
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("/peers/%s-%d", name, pathSeq.Add(1))
-}
+func testPath(t *testing.T) string { return zktest.TestPath(t, "/peers") }
 
 // runnerArgv returns the argv of the named runner; a missing prerequisite
 // fails the test.
 func runnerArgv(t *testing.T, runner string) []string {
 	t.Helper()
-	var argv []string
-	var err error
-	switch runner {
-	case "curator":
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		argv, err = CuratorArgv(ctx)
-	case "kazoo":
-		argv, err = KazooArgv()
-	default:
-		t.Fatalf("no runner %q", runner)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	argv, err := Argv(ctx, runner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +50,11 @@ func runnerCmd(t *testing.T, runner string, args ...string) *exec.Cmd {
 
 func exitCode(t *testing.T, err error) int {
 	t.Helper()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
+	code, err := zktest.ExitCode(err)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return 0
+	return code
 }
 
 // stepScript is a command that, on its n-th run, creates in-n and then

@@ -2,8 +2,12 @@ package zktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,4 +80,23 @@ func RunStandalone(m interface{ Run() int }, opts Options, use func(*Cluster)) i
 	defer c.Stop()
 	use(c)
 	return m.Run()
+}
+
+var pathSeq atomic.Int64
+
+// TestPath gives a test a lock path of its own under root, named after the
+// test, so tests sharing one server never meet.
+func TestPath(tb testing.TB, root string) string {
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(tb.Name())
+	return fmt.Sprintf("%s/%s-%d", root, name, pathSeq.Add(1))
+}
+
+// ExitCode is a finished command's exit status: its code when it ran and
+// exited, or the error when it could not be run or waited for.
+func ExitCode(err error) (int, error) {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), nil
+	}
+	return 0, err
 }

@@ -46,7 +46,14 @@ stdin, stdout and stderr pass straight through. While CMD runs, SIGINT,
 SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to zklock are forwarded to
 it. While zklock is still waiting, those signals make it leave the queue and
 exit 128+N. CMD sees ZKLOCK_PATH, ZKLOCK_NODE, ZKLOCK_SESSION_ID and
-ZKLOCK_FENCING_TOKEN in its environment.
+ZKLOCK_FENCING_TOKEN in its environment (and ZKLOCK_PATHS, ZKLOCK_NODES,
+ZKLOCK_FENCING_TOKENS listing every lock held).
+
+CMD runs in its own process group. If ZooKeeper falls silent for so long
+that the session could expire, zklock stops that whole group (SIGTERM,
+then SIGKILL) before the server could give the lock to the next waiter,
+and exits 76 (see --on-lost). If zklock itself is killed, CMD's group is
+killed too.
 
 ` + exitCodeHelp,
 		Example: `  zklock run --path /locks/nightly-report -- ./report.sh --full

@@ -1,0 +1,71 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/lock"
+)
+
+func entries() []lock.Entry {
+	since := time.Date(2026, 11, 21, 3, 0, 1, 0, time.UTC)
+	mine, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000041")
+	kazoo, _ := lock.ParseContender("0123456789abcdef0123456789abcdef__rlock__0000000042")
+	lease, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease-0000000043")
+	return []lock.Entry{
+		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Ours: true, Session: 0x10,
+			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}},
+		{Contender: kazoo, Path: "/locks/a", Position: 2, Raw: "worker-7", Created: since, Session: 0x11},
+		{Contender: lease, Path: "/locks/s/leases", Position: 1, Holding: true, Ours: true, Limit: 3,
+			Owner: lock.Owner{Zklock: "v1", Host: "h", PID: 1, Cmd: []string{"x"}, Since: since, Limit: 3}},
+	}
+}
+
+func TestTable(t *testing.T) {
+	var b bytes.Buffer
+	now := time.Date(2026, 11, 21, 3, 12, 5, 0, time.UTC)
+	if err := Table(&b, entries(), true, false, now); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"PATH", "FLAVOR",
+		"holding  exclusive  curator  web-3     81233  deploy",
+		"(12m4s ago)", "sh -c 'echo hi'",
+		"waiting  shared     kazoo    worker-7  -      -",
+		"(not zklock)",
+		"lease/3",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour without a terminal")
+	}
+}
+
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	es := entries()
+	if err := QueuesJSON(&b, []lock.Queue{{Path: "/locks/a", Entries: es[:2]}}); err != nil {
+		t.Fatal(err)
+	}
+	var qs []QueueJSON
+	if err := json.Unmarshal(b.Bytes(), &qs); err != nil {
+		t.Fatal(err)
+	}
+	e := qs[0].Entries
+	if len(qs) != 1 || len(e) != 2 || e[0].State != "holding" || !e[0].Zklock || e[0].Flavor != "curator" ||
+		e[0].PID != 81233 || e[0].Session != "0x10" || e[1].Zklock || e[1].Client != "worker-7" ||
+		e[1].Mode != "shared" || e[1].Flavor != "kazoo" {
+		t.Errorf("JSON = %+v", qs)
+	}
+	b.Reset()
+	if err := EntriesJSON(&b, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
+		t.Errorf("no entries: %q %v", b.String(), err)
+	}
+}

@@ -297,7 +297,9 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 		Try:    try,
 	}
 	var leases []*lock.Lease
+	waitingOn := ""
 	for _, path := range o.Paths {
+		waitingOn = path
 		lo.OnWait = func(pos int, ahead lock.Contender) {
 			o.logf("waiting for %s at position %d behind %s", path, pos, ahead.Name)
 		}
@@ -323,9 +325,28 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 		return client, nil, &ConflictError{Err: busy, Code: o.ConflictCode}
 	case errors.Is(context.Cause(acqCtx), ErrWaitTimeout) && ctx.Err() == nil:
 		return client, nil, &ConflictError{
-			Err:  fmt.Errorf("%w %s after %s", ErrWaitTimeout, strings.Join(o.Paths, " "), o.Timeout),
+			Err:  fmt.Errorf("%w %s after %s%s", ErrWaitTimeout, strings.Join(o.Paths, " "), o.Timeout, heldBy(client, waitingOn)),
 			Code: o.ConflictCode,
 		}
 	}
 	return client, nil, err
+}
+
+// heldBy describes who holds path, for a timeout message; "" if unknown.
+func heldBy(c *zkconn.Client, path string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	q, err := lock.Inspect(ctx, c, path)
+	if err != nil {
+		return ""
+	}
+	hs := q.Holders()
+	if len(hs) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf(" (%s held by %s", path, lock.Describe(hs[0].Contender, hs[0].Owner, hs[0].Raw, hs[0].Ours))
+	if len(hs) > 1 {
+		s += fmt.Sprintf(" and %d more", len(hs)-1)
+	}
+	return s + ")"
 }

@@ -82,8 +82,17 @@ func Run(ctx context.Context, s Spec) error {
 	}
 	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.killGrace()}
 	defer sv.stopTimers()
-	wd := startWatchdog(c.pid, sv.warn)
-	defer wd.release()
+	wd := s.Watchdog
+	if wd == nil {
+		var err error
+		if wd, err = StartWatchdog(); err != nil {
+			sv.warn("cannot start the watchdog: " + err.Error())
+		}
+		defer wd.Retire()
+	}
+	if err := wd.arm(c.pid); err != nil {
+		sv.warn("cannot arm the watchdog: " + err.Error())
+	}
 	return sv.loop(ctx, contC)
 }
 

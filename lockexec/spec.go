@@ -87,6 +87,12 @@ type Spec struct {
 	// exceeded, the group is stopped as on lock loss and Run returns an
 	// error wrapping ErrMaxRuntime. 0 means unlimited.
 	MaxRuntime time.Duration
+	// Watchdog, when set, is the caller's watchdog (see StartWatchdog): Run
+	// arms it with the command's process group and leaves retiring it to
+	// the caller, who does so after releasing the lock, so that neither its
+	// start nor its exit delays the command or the next holder. When nil,
+	// Run starts and retires one of its own.
+	Watchdog *Watchdog
 	// Warn receives one-line warnings, without a "zklock: " prefix; nil
 	// discards them. It is called from Run's goroutine with SIGTTOU
 	// blocked on its thread, so a direct write to a terminal the command

@@ -9,33 +9,37 @@ import (
 	"syscall"
 )
 
-// watchdogScript runs in a small /bin/sh beside the command. It reads one
-// line from a pipe whose only writer is zklock. zklock writes "ok" when it
-// is done with the command; if zklock dies instead (even by SIGKILL, which
-// nothing can catch), the kernel closes the pipe, read sees end-of-file, and
-// the watchdog kills the command's whole process group.
+// watchdogScript runs in a small /bin/sh beside the command. It reads the
+// command's process group, then one more line, from a pipe whose only
+// writer is zklock. zklock writes "ok" when it is done with the command; if
+// zklock dies instead (even by SIGKILL, which nothing can catch), the kernel
+// closes the pipe, read sees end-of-file, and the watchdog kills the
+// command's whole process group. A zklock that dies before any command
+// started leaves nothing to kill.
 //
 // Pdeathsig alone is not enough: it reaches only the direct child, and a
 // command is typically a shell whose real work runs in grandchildren, which
 // would keep running after zklock's session expired and the next holder
 // started.
-const watchdogScript = `read -r done; [ "$done" = ok ] || kill -s KILL -- "-$1" 2>/dev/null`
+const watchdogScript = `read -r pgid || exit 0
+read -r done; [ "$done" = ok ] || kill -s KILL -- "-$pgid" 2>/dev/null`
 
-// watchdog is the running watchdog process and zklock's end of its pipe.
-type watchdog struct {
-	cmd *exec.Cmd
-	w   *os.File
+// Watchdog kills the command's process group if zklock dies. Start it
+// early (its fork and exec can overlap other work), hand it to Run in
+// Spec.Watchdog, and Retire it once the lock is released.
+type Watchdog struct {
+	cmd   *exec.Cmd
+	w     *os.File
+	armed bool
 }
 
-// startWatchdog starts a watchdog for process group pgid. It returns nil
-// (after a warning) if it cannot: Pdeathsig still covers the direct child.
-func startWatchdog(pgid int, warn func(string)) *watchdog {
+// StartWatchdog starts a watchdog process.
+func StartWatchdog() (*Watchdog, error) {
 	r, w, err := os.Pipe() // close-on-exec: the command never inherits w
 	if err != nil {
-		warn("cannot start the watchdog: " + err.Error())
-		return nil
+		return nil, err
 	}
-	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "zklock-watchdog", strconv.Itoa(pgid))
+	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "zklock-watchdog")
 	cmd.Stdin = r
 	// Its own session: terminal signals (Ctrl-C, hangup) meant for the
 	// command or zklock must not end the watchdog early.
@@ -44,19 +48,31 @@ func startWatchdog(pgid int, warn func(string)) *watchdog {
 	r.Close()
 	if err != nil {
 		w.Close()
-		warn("cannot start the watchdog: " + err.Error())
-		return nil
+		return nil, err
 	}
-	return &watchdog{cmd: cmd, w: w}
+	return &Watchdog{cmd: cmd, w: w}, nil
 }
 
-// release tells the watchdog that zklock is done with the command (which
-// has exited, or been stopped as a group), and reaps it.
-func (wd *watchdog) release() {
-	if wd == nil {
+// arm tells the watchdog which process group to kill.
+func (wd *Watchdog) arm(pgid int) error {
+	if wd == nil || wd.armed {
+		return nil
+	}
+	wd.armed = true
+	_, err := wd.w.Write([]byte(strconv.Itoa(pgid) + "\n"))
+	return err
+}
+
+// Retire tells the watchdog zklock is done with the command and reaps it.
+// Safe on a nil Watchdog and more than once.
+func (wd *Watchdog) Retire() {
+	if wd == nil || wd.w == nil {
 		return
 	}
-	_, _ = wd.w.Write([]byte("ok\n"))
+	if wd.armed {
+		_, _ = wd.w.Write([]byte("ok\n"))
+	}
 	wd.w.Close()
+	wd.w = nil
 	_ = wd.cmd.Wait()
 }

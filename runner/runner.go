@@ -91,10 +91,30 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer signal.Stop(sigs)
 
 	o.Paths = canonical(o.Paths)
+	// The watchdog's fork and exec overlap connecting and queueing, and it
+	// is retired only after the lock is released: neither delays the
+	// command nor the next holder.
+	wdc := make(chan *lockexec.Watchdog, 1)
+	go func() {
+		wd, werr := lockexec.StartWatchdog()
+		if werr != nil {
+			o.warnf("cannot start the watchdog (%v): if zklock is killed, only the command's direct child dies with it", werr)
+		}
+		wdc <- wd
+	}()
+	wd := (*lockexec.Watchdog)(nil)
+	defer func() {
+		if wd == nil {
+			wd = <-wdc
+		}
+		wd.Retire()
+	}()
+
 	client, leases, err := acquire(ctx, &o, sigs)
 	if err != nil {
 		return err
 	}
+	wd = <-wdc
 	defer func() {
 		if errors.Is(err, lockexec.ErrLockLost) {
 			// The server is most likely out of reach: don't hold up exit
@@ -146,6 +166,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		KillGrace:     o.KillGrace,
 		LostKillGrace: budget.Grace,
 		MaxRuntime:    o.MaxRuntime,
+		Watchdog:      wd,
 		Warn:          func(s string) { o.warnf("%s", s) },
 	})
 	return err

@@ -1,7 +1,7 @@
 package lock
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -131,11 +131,14 @@ func Contenders(children []string) []Contender {
 			out = append(out, c)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Seq != out[j].Seq {
-			return seqBefore(out[i].Seq, out[j].Seq)
+	slices.SortFunc(out, func(a, b Contender) int {
+		switch {
+		case a.Seq == b.Seq:
+			return strings.Compare(a.Name, b.Name)
+		case seqBefore(a.Seq, b.Seq):
+			return -1
 		}
-		return out[i].Name < out[j].Name
+		return 1
 	})
 	return out
 }

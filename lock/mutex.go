@@ -239,9 +239,16 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 			return err
 		}
 		select {
-		case <-ch:
-			// Deleted, changed, or the watch was dropped: in every case
-			// the answer is to look again.
+		case ev := <-ch:
+			// The contender we waited for was at the head of the queue and
+			// is gone: nobody can have joined ahead of us (sequence numbers
+			// only grow), so we hold the lock without listing again. That
+			// saves a round trip on every handoff.
+			if ev.Type == zk.EventNodeDeleted && ahead == 0 {
+				return nil
+			}
+			// Otherwise (another deletion, a data change, a dropped watch)
+			// look again.
 		case <-l.c.Lost():
 			return l.c.LostErr()
 		case <-ctx.Done():

@@ -102,19 +102,20 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 		wdc <- wd
 	}()
-	wd := (*lockexec.Watchdog)(nil)
+	var wd *lockexec.Watchdog
+	received := false
 	defer func() {
-		if wd == nil {
+		if !received {
 			wd = <-wdc
 		}
-		wd.Retire()
+		wd.Retire() // nil-safe: a watchdog that failed to start is nil
 	}()
 
 	client, leases, err := acquire(ctx, &o, sigs)
 	if err != nil {
 		return err
 	}
-	wd = <-wdc
+	wd, received = <-wdc, true
 	defer func() {
 		if errors.Is(err, lockexec.ErrLockLost) {
 			// The server is most likely out of reach: don't hold up exit

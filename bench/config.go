@@ -1,0 +1,213 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config holds every count and duration of a run. Each has an environment
+// variable (listed in envDoc) so a run can be made longer or shorter without
+// editing code; -quick starts from smaller defaults.
+type Config struct {
+	Quick bool `json:"quick"`
+	// Tools restricts the run to these tool keys (zklock, etcd, flock,
+	// kazoo, curator); zklock is always measured.
+	Tools []string `json:"tools"`
+
+	// Uncontended `TOOL -- true` runs per tool, by how costly a start is.
+	UncontendedRuns       int `json:"uncontended_runs"`
+	UncontendedRunsPython int `json:"uncontended_runs_python"`
+	UncontendedRunsJVM    int `json:"uncontended_runs_jvm"`
+	// UncontendedWarmup runs per tool are made first and not counted.
+	UncontendedWarmup int `json:"uncontended_warmup"`
+
+	// Contended throughput: Loops concurrent loops on one lock, each
+	// counted for Window after Warmup.
+	ContendedLoops  []int         `json:"contended_loops"`
+	ContendedWindow time.Duration `json:"contended_window_ns"`
+	ContendedWarmup time.Duration `json:"contended_warmup_ns"`
+	// Peers that start an interpreter or a JVM per acquisition are measured
+	// only up to these loop counts: 50 JVMs starting at once on two cores
+	// measure the scheduler, not the lock (and take half a minute to drain).
+	ContendedMaxLoopsPython int `json:"contended_max_loops_python"`
+	ContendedMaxLoopsJVM    int `json:"contended_max_loops_jvm"`
+
+	// Handoff: Waiters processes queue behind a holder, Rounds times.
+	HandoffWaiters       int `json:"handoff_waiters"`
+	HandoffWaitersPython int `json:"handoff_waiters_python"`
+	HandoffWaitersJVM    int `json:"handoff_waiters_jvm"`
+	HandoffRounds        int `json:"handoff_rounds"`
+
+	// QueueSizes are the zklock queue lengths whose drain and per-release
+	// server work are measured.
+	QueueSizes []int `json:"queue_sizes"`
+
+	// ProfileRuns are the `zklock -v run -- true` runs whose progress lines
+	// are timed to see where an uncontended run spends its time.
+	ProfileRuns int `json:"profile_runs"`
+
+	// ProcTimeout bounds any single tool process; a hung one is stopped
+	// and reported rather than hanging the run.
+	ProcTimeout time.Duration `json:"proc_timeout_ns"`
+}
+
+// envDoc lists the environment variables, for the report and for -h.
+var envDoc = []struct{ Name, Meaning string }{
+	{"BENCH_TOOLS", "tools to measure, space-separated keys (default `zklock etcd flock kazoo curator`)"},
+	{"BENCH_UNCONTENDED_RUNS", "uncontended runs for zklock, etcdctl lock and flock"},
+	{"BENCH_UNCONTENDED_RUNS_PYTHON", "uncontended runs for the Kazoo runner"},
+	{"BENCH_UNCONTENDED_RUNS_JVM", "uncontended runs for the Curator runner"},
+	{"BENCH_UNCONTENDED_WARMUP", "uncounted warm-up runs per tool"},
+	{"BENCH_CONTENDED_LOOPS", "concurrent loops for the throughput test, space-separated"},
+	{"BENCH_CONTENDED_SECONDS", "seconds counted per (tool, loops) cell"},
+	{"BENCH_CONTENDED_WARMUP_SECONDS", "seconds run before counting starts"},
+	{"BENCH_CONTENDED_MAX_LOOPS_PYTHON", "largest loop count for the Kazoo runner"},
+	{"BENCH_CONTENDED_MAX_LOOPS_JVM", "largest loop count for the Curator runner"},
+	{"BENCH_HANDOFF_WAITERS", "queued waiters per handoff round (zklock, etcdctl lock, flock)"},
+	{"BENCH_HANDOFF_WAITERS_PYTHON", "queued waiters per handoff round for the Kazoo runner"},
+	{"BENCH_HANDOFF_WAITERS_JVM", "queued waiters per handoff round for the Curator runner"},
+	{"BENCH_HANDOFF_ROUNDS", "handoff rounds per tool"},
+	{"BENCH_QUEUE_SIZES", "zklock queue lengths for the drain / per-release test, space-separated"},
+	{"BENCH_PROFILE_RUNS", "timed `zklock -v run -- true` runs for the time breakdown"},
+	{"BENCH_PROC_TIMEOUT_SECONDS", "hard limit for any one tool process"},
+	{"BENCH_MICRO", "`0` skips the lock package's Go micro-benchmarks (scripts/bench.sh)"},
+	{"BENCH_LOGS", "where the servers' and tools' logs go (scripts/bench.sh; default `${TMPDIR:-/tmp}/zklock-bench-logs`)"},
+}
+
+func loadConfig(quick bool) (Config, error) {
+	c := Config{
+		Quick:                   quick,
+		Tools:                   []string{"zklock", "etcd", "flock", "kazoo", "curator"},
+		UncontendedRuns:         200,
+		UncontendedRunsPython:   40,
+		UncontendedRunsJVM:      12,
+		UncontendedWarmup:       3,
+		ContendedLoops:          []int{1, 10, 50},
+		ContendedWindow:         4 * time.Second,
+		ContendedWarmup:         time.Second,
+		ContendedMaxLoopsPython: 50,
+		ContendedMaxLoopsJVM:    10,
+		HandoffWaiters:          50,
+		HandoffWaitersPython:    20,
+		HandoffWaitersJVM:       8,
+		HandoffRounds:           4,
+		QueueSizes:              []int{25, 50, 100, 200},
+		ProfileRuns:             50,
+		ProcTimeout:             2 * time.Minute,
+	}
+	if quick {
+		c.UncontendedRuns = 20
+		c.UncontendedRunsPython = 5
+		c.UncontendedRunsJVM = 2
+		c.UncontendedWarmup = 1
+		c.ContendedLoops = []int{1, 10}
+		c.ContendedWindow = time.Second
+		c.ContendedWarmup = 300 * time.Millisecond
+		c.ContendedMaxLoopsPython = 1
+		c.ContendedMaxLoopsJVM = 1
+		c.HandoffWaiters = 10
+		c.HandoffWaitersPython = 4
+		c.HandoffWaitersJVM = 2
+		c.HandoffRounds = 1
+		c.QueueSizes = []int{10, 25}
+		c.ProfileRuns = 10
+	}
+	var err error
+	setInts := func(name string, dst ...*int) {
+		if err != nil {
+			return
+		}
+		v, ok := os.LookupEnv(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return
+		}
+		n, e := strconv.Atoi(strings.TrimSpace(v))
+		if e != nil || n < 0 {
+			err = fmt.Errorf("%s=%q: want a non-negative integer", name, v)
+			return
+		}
+		for _, d := range dst {
+			*d = n
+		}
+	}
+	setList := func(name string, dst *[]int) {
+		if err != nil {
+			return
+		}
+		v, ok := os.LookupEnv(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return
+		}
+		var out []int
+		for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' }) {
+			n, e := strconv.Atoi(f)
+			if e != nil || n <= 0 {
+				err = fmt.Errorf("%s=%q: want positive integers separated by spaces", name, v)
+				return
+			}
+			out = append(out, n)
+		}
+		*dst = out
+	}
+	setSeconds := func(name string, dst *time.Duration) {
+		if err != nil {
+			return
+		}
+		v, ok := os.LookupEnv(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return
+		}
+		f, e := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if e != nil || f <= 0 {
+			err = fmt.Errorf("%s=%q: want a positive number of seconds", name, v)
+			return
+		}
+		*dst = time.Duration(f * float64(time.Second))
+	}
+	if v := strings.TrimSpace(os.Getenv("BENCH_TOOLS")); v != "" {
+		c.Tools = strings.Fields(v)
+		for _, t := range c.Tools {
+			switch t {
+			case "zklock", "etcd", "flock", "kazoo", "curator":
+			default:
+				return c, fmt.Errorf("BENCH_TOOLS: unknown tool %q (want zklock, etcd, flock, kazoo, curator)", t)
+			}
+		}
+	}
+	setInts("BENCH_UNCONTENDED_RUNS", &c.UncontendedRuns)
+	setInts("BENCH_UNCONTENDED_RUNS_PYTHON", &c.UncontendedRunsPython)
+	setInts("BENCH_UNCONTENDED_RUNS_JVM", &c.UncontendedRunsJVM)
+	setInts("BENCH_UNCONTENDED_WARMUP", &c.UncontendedWarmup)
+	setList("BENCH_CONTENDED_LOOPS", &c.ContendedLoops)
+	setSeconds("BENCH_CONTENDED_SECONDS", &c.ContendedWindow)
+	setSeconds("BENCH_CONTENDED_WARMUP_SECONDS", &c.ContendedWarmup)
+	setInts("BENCH_CONTENDED_MAX_LOOPS_PYTHON", &c.ContendedMaxLoopsPython)
+	setInts("BENCH_CONTENDED_MAX_LOOPS_JVM", &c.ContendedMaxLoopsJVM)
+	setInts("BENCH_HANDOFF_WAITERS", &c.HandoffWaiters)
+	setInts("BENCH_HANDOFF_WAITERS_PYTHON", &c.HandoffWaitersPython)
+	setInts("BENCH_HANDOFF_WAITERS_JVM", &c.HandoffWaitersJVM)
+	setInts("BENCH_HANDOFF_ROUNDS", &c.HandoffRounds)
+	setList("BENCH_QUEUE_SIZES", &c.QueueSizes)
+	setInts("BENCH_PROFILE_RUNS", &c.ProfileRuns)
+	var procTimeout time.Duration
+	setSeconds("BENCH_PROC_TIMEOUT_SECONDS", &procTimeout)
+	if procTimeout > 0 {
+		c.ProcTimeout = procTimeout
+	}
+	return c, err
+}
+
+func (c Config) wants(key string) bool {
+	if key == "zklock" {
+		return true
+	}
+	for _, t := range c.Tools {
+		if t == key {
+			return true
+		}
+	}
+	return false
+}

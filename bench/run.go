@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zklock/zklock/internal/peers"
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// logf prints progress on stderr.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// runAll sets up the servers and the tools, measures, and tears everything
+// down again. It returns whatever was measured even when a phase failed,
+// with the failure in Notes; only a failed set-up is an error.
+func runAll(ctx context.Context, cfg Config, zklockBin, zklockCgoBin, zklockBuild, logDir, repro string) (*Results, error) {
+	res := &Results{Version: resultsVersion, Started: time.Now().UTC(), Repro: repro, Config: cfg}
+	loadStart := loadAvg()
+	if err := os.RemoveAll(logDir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	state, err := stateDir()
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(state)
+
+	e := &env{logDir: logDir, timeout: cfg.ProcTimeout, lockDir: filepath.Join(state, "flock")}
+	if err := os.MkdirAll(e.lockDir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, b := range []struct {
+		dst  *string
+		name string
+	}{{&e.trueBin, "true"}, {&e.dateBin, "date"}, {&e.shBin, "sh"}, {&e.flock, "flock"}, {&e.etcdctl, "etcdctl"}} {
+		p, err := exec.LookPath(b.name)
+		if err != nil {
+			if b.name == "etcdctl" || b.name == "flock" {
+				continue // reported as an unavailable tool below
+			}
+			return nil, fmt.Errorf("%s not found: %w", b.name, err)
+		}
+		*b.dst = p
+	}
+
+	logf("starting ZooKeeper (logs in %s)", logDir)
+	zkDir := filepath.Join(state, "zk")
+	if err := os.MkdirAll(zkDir, 0o755); err != nil {
+		return nil, err
+	}
+	cluster, err := startZooKeeper(ctx, zkDir, logDir)
+	if err != nil {
+		return nil, fmt.Errorf("ZooKeeper: %w", err)
+	}
+	defer func() {
+		logf("stopping ZooKeeper")
+		cluster.Stop()
+	}()
+	e.zkAddr = cluster.Server(0).Addr()
+	logf("ZooKeeper serves on %s", e.zkAddr)
+
+	tools := []*Tool{newZklock(e, zklockBin)}
+	res.Tools = append(res.Tools, toolInfo(tools[0], true, ""))
+
+	var etcd *etcdServer
+	if cfg.wants("etcd") {
+		etcdBin, lerr := exec.LookPath("etcd")
+		switch {
+		case lerr != nil || e.etcdctl == "":
+			res.Tools = append(res.Tools, ToolInfo{Key: "etcd", Name: "etcdctl lock",
+				Note: "etcd or etcdctl not installed (Debian etcd-server, etcd-client; scripts/install-deps.sh installs them)"})
+		default:
+			logf("starting etcd")
+			etcd, err = startEtcd(ctx, etcdBin, state, logDir)
+			if err != nil {
+				return nil, fmt.Errorf("etcd: %w", err)
+			}
+			defer func() {
+				logf("stopping etcd")
+				etcd.Stop()
+			}()
+			e.etcdAddr = etcd.Endpoint
+			logf("etcd serves on %s", e.etcdAddr)
+			t := newEtcd(e)
+			tools = append(tools, t)
+			res.Tools = append(res.Tools, toolInfo(t, true, ""))
+		}
+	}
+	if cfg.wants("flock") {
+		if e.flock == "" {
+			res.Tools = append(res.Tools, ToolInfo{Key: "flock", Name: "flock(1)", Note: "flock not installed (Debian util-linux)"})
+		} else {
+			t := newFlock(e)
+			tools = append(tools, t)
+			res.Tools = append(res.Tools, toolInfo(t, true, ""))
+		}
+	}
+	if cfg.wants("kazoo") {
+		argv, err := peers.KazooArgv()
+		if err != nil {
+			res.Tools = append(res.Tools, ToolInfo{Key: "kazoo", Name: "Kazoo runner", Note: err.Error()})
+			res.Notes = append(res.Notes, "Kazoo runner not measured: "+err.Error())
+		} else {
+			t := newRunner(e, "kazoo", "Kazoo runner", "python", argv)
+			tools = append(tools, t)
+			res.Tools = append(res.Tools, toolInfo(t, true, ""))
+		}
+	}
+	if cfg.wants("curator") {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		argv, err := peers.CuratorArgv(cctx)
+		cancel()
+		if err != nil {
+			res.Tools = append(res.Tools, ToolInfo{Key: "curator", Name: "Curator runner", Note: err.Error()})
+			res.Notes = append(res.Notes, "Curator runner not measured: "+err.Error())
+		} else {
+			t := newRunner(e, "curator", "Curator runner", "jvm", argv)
+			tools = append(tools, t)
+			res.Tools = append(res.Tools, toolInfo(t, true, ""))
+		}
+	}
+
+	conn, err := zktest.Dial(ctx, []string{e.zkAddr})
+	if err != nil {
+		return nil, fmt.Errorf("driver session: %w", err)
+	}
+	e.zkConn = conn
+	defer func() {
+		if e.zkConn != nil {
+			e.zkConn.Close()
+		}
+	}()
+
+	res.Machine = machineInfo(ctx, e, zklockBin, etcd)
+	res.Machine.LoadStart = loadStart
+	if zklockBuild != "" {
+		res.Machine.Versions["zklock build"] = zklockBuild
+	}
+	// The cgo build is timed uncontended only: it differs from the release
+	// build in process start-up alone.
+	uncontended := tools
+	if zklockCgoBin != "" {
+		t := newZklock(e, zklockCgoBin)
+		t.Key, t.Name = "zklock-cgo", "zklock (cgo build)"
+		t.lockName = func(l string) string { return "/bench/zklock-cgo/" + l }
+		uncontended = append([]*Tool{tools[0], t}, tools[1:]...)
+		res.Tools = append(res.Tools, ToolInfo{Key: t.Key, Name: t.Name, Argv: t.Argv("NAME", "true"), Available: true,
+			Note: "plain `go build` (cgo, dynamically linked), uncontended test only"})
+	}
+
+	phase := func(name string, f func() error) {
+		if ctx.Err() != nil {
+			return
+		}
+		start := time.Now()
+		logf("== %s", name)
+		if err := f(); err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s failed: %v", name, err))
+			logf("%s failed: %v", name, err)
+		}
+		logf("   %s took %s", name, time.Since(start).Round(100*time.Millisecond))
+	}
+	phase("uncontended latency", func() error { return measureUncontended(ctx, e, cfg, uncontended, res) })
+	phase("contended throughput", func() error { return measureContended(ctx, e, cfg, tools, res) })
+	phase("handoff latency", func() error { return measureHandoff(ctx, e, cfg, tools, res) })
+	phase("memory of a waiting process", func() error { return measureMemory(ctx, e, cfg, tools, res) })
+	phase("zklock time breakdown", func() error { return measureProfile(ctx, e, cfg, tools[0], res) })
+	// Last, and without the driver's own session: the per-release server
+	// counters must see nothing but the queue.
+	e.zkConn.Close()
+	e.zkConn = nil
+	phase("zklock queue drain and per-release server work", func() error {
+		return measureQueue(ctx, e, cfg, tools[0], cluster.Server(0).Addr(), res)
+	})
+
+	res.Machine.LoadEnd = loadAvg()
+	res.Finished = time.Now().UTC()
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return res, nil
+}
+
+func toolInfo(t *Tool, ok bool, note string) ToolInfo {
+	return ToolInfo{Key: t.Key, Name: t.Name, Argv: t.Argv("NAME", "true"), Available: ok, Note: note}
+}
+
+// machineInfo records the CPU, memory, kernel and the versions of
+// everything measured.
+func machineInfo(ctx context.Context, e *env, zklockBin string, etcd *etcdServer) Machine {
+	m := Machine{Cores: runtime.NumCPU(), Versions: map[string]string{}}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "MemTotal:") {
+				var kb int64
+				fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "MemTotal:")), "%d", &kb)
+				m.MemTotal = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+			}
+		}
+	}
+	var u syscall.Utsname
+	if syscall.Uname(&u) == nil {
+		m.Kernel = utsString(u.Sysname[:]) + " " + utsString(u.Release[:]) + " " + utsString(u.Machine[:])
+	}
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "PRETTY_NAME="); ok {
+				m.OS = strings.Trim(v, `"`)
+			}
+		}
+	}
+	if b, err := os.ReadFile("/etc/debian_version"); err == nil {
+		m.OS += " (" + strings.TrimSpace(string(b)) + ")"
+	}
+	v := m.Versions
+	v["go"] = runtime.Version()
+	v["zklock"] = firstLine(cmdOutput(ctx, zklockBin, "version"))
+	if rev := firstLine(cmdOutput(ctx, "git", "-C", repoRoot(), "describe", "--always", "--dirty")); rev != "" {
+		v["zklock"] += ", commit " + rev
+	}
+	if mm, err := zktest.Mntr(ctx, e.zkAddr); err == nil {
+		v["zookeeper"] = shortVersion(mm["zk_version"])
+		if deb := firstLine(cmdOutput(ctx, "dpkg-query", "-W", "-f", "${Version}", "zookeeper")); deb != "" && os.Getenv("ZOOKEEPER_HOME") == "" {
+			v["zookeeper"] += " (Debian " + deb + ")"
+		}
+	}
+	v["java"] = firstLine(cmdOutput(ctx, "java", "-version"))
+	if etcd != nil {
+		v["etcd"] = etcd.Version
+	}
+	if e.etcdctl != "" {
+		v["etcdctl"] = strings.Join(strings.Fields(strings.ReplaceAll(cmdOutput(ctx, e.etcdctl, "version"), "\n", " ")), " ")
+	}
+	if e.flock != "" {
+		v["flock"] = firstLine(cmdOutput(ctx, e.flock, "--version"))
+	}
+	v["python"] = firstLine(cmdOutput(ctx, "/usr/bin/python3", "--version"))
+	v["kazoo"] = firstLine(cmdOutput(ctx, "/usr/bin/python3", "-I", "-c",
+		"import importlib.metadata as m; print(m.version('kazoo'))"))
+	if k := firstLine(cmdOutput(ctx, "dpkg-query", "-W", "-f", "${Version}", "python3-kazoo")); k != "" {
+		v["kazoo"] = strings.TrimSpace(v["kazoo"] + " (Debian python3-kazoo " + k + ")")
+	}
+	if c := firstLine(cmdOutput(ctx, "dpkg-query", "-W", "-f", "${Version}", "libcurator-recipes-java")); c != "" {
+		v["curator"] = "Debian libcurator-recipes-java " + c
+	}
+	for k, s := range v {
+		if s == "" {
+			delete(v, k)
+		}
+	}
+	return m
+}
+
+func utsString(b []int8) string {
+	var s []byte
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		s = append(s, byte(c))
+	}
+	return string(s)
+}
+
+func cmdOutput(ctx context.Context, name string, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	b, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(l)
+}
+
+// repoRoot is the module root: the working directory that `go run ./bench`
+// runs in, or what ZKLOCK_ROOT (set by scripts/lib.sh) says.
+func repoRoot() string {
+	if r := os.Getenv("ZKLOCK_ROOT"); r != "" {
+		return r
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// loadAvg is the first three fields of /proc/loadavg.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) > 3 {
+		f = f[:3]
+	}
+	return strings.Join(f, " ")
+}

@@ -3,11 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // loops runs n goroutines that each run zklock `runs` times with args and
@@ -58,18 +61,45 @@ func noFile(t *testing.T, p, what string) {
 	}
 }
 
-// TestReadersAndWriters: shared holders are seen running together (at
-// least 3 at once) while exclusive holders always run alone.
+// TestReadersAndWriters: shared holders run together (4 readers queued
+// behind a writer are all seen inside at once when it leaves), and in a
+// mixed stream of readers and writers, writers always run alone.
 func TestReadersAndWriters(t *testing.T) {
 	path := lockPath(t)
 	dir := t.TempDir()
 	const readerScript = `mkdir "$D/r.$$"; ls -d "$D"/r.* | wc -l >> "$D/readers"
 [ -e "$D/writer" ] && echo "reader with writer" >> "$D/bad"
-sleep 0.15; rmdir "$D/r.$$"`
+sleep 0.3; rmdir "$D/r.$$"`
 	const writerScript = `mkdir "$D/writer" 2>/dev/null || echo "two writers" >> "$D/bad"
 ls -d "$D"/r.* >/dev/null 2>&1 && echo "writer with readers" >> "$D/bad"
 sleep 0.03; rmdir "$D/writer"`
-	loops(t, 8, 4, dir,
+
+	// A writer holds the lock while four readers queue behind it.
+	gate := startHolderArgs(t, []string{"run", "--path", path})
+	var readers []*exec.Cmd
+	for i := 0; i < 4; i++ {
+		c := zklock(t, "run", "--shared", "--path", path, "--", "sh", "-c", readerScript)
+		c.Env = append(c.Env, "D="+dir)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		readers = append(readers, c)
+	}
+	conn := rawZK(t)
+	waitFor(t, 10*time.Second, "the readers to queue", func() bool { return queueLen(conn, path) == 5 })
+	gate.Process.Signal(syscall.SIGTERM)
+	gate.Wait()
+	for _, c := range readers {
+		if code := exitCodeOf(t, c.Wait()); code != 0 {
+			t.Errorf("reader exit %d", code)
+		}
+	}
+	if m := maxOf(t, filepath.Join(dir, "readers")); m < 3 {
+		t.Errorf("at most %d of the 4 released readers ran at once, want at least 3", m)
+	}
+
+	// A mixed stream: exclusion must hold throughout.
+	loops(t, 8, 3, dir,
 		func(i int) []string {
 			if i%4 == 3 {
 				return []string{"run", "--path", path}
@@ -83,35 +113,60 @@ sleep 0.03; rmdir "$D/writer"`
 			return readerScript
 		})
 	noFile(t, filepath.Join(dir, "bad"), "exclusion broken")
-	if m := maxOf(t, filepath.Join(dir, "readers")); m < 3 {
-		t.Errorf("at most %d readers ran at once, want at least 3", m)
-	}
-	assertGone(t, rawZK(t), path)
+	assertGone(t, conn, path)
 }
 
-// TestSemaphoreLimit: --limit 3 lets exactly 3 holders run at once.
+// TestSemaphoreLimit: with --limit 3, three holders run together and a
+// fourth waits; in a stream of six loops, never more than three run.
 func TestSemaphoreLimit(t *testing.T) {
 	path := lockPath(t)
 	dir := t.TempDir()
-	loops(t, 6, 4, dir,
-		func(int) []string { return []string{"run", "--limit", "3", "--path", path} },
-		func(int) string {
-			return `mkdir "$D/h.$$"; ls -d "$D"/h.* | wc -l >> "$D/running"; sleep 0.15; rmdir "$D/h.$$"`
-		})
-	if m := maxOf(t, filepath.Join(dir, "running")); m != 3 {
-		t.Errorf("at most %d holders ran at once, want exactly 3", m)
+	const holdScript = `mkdir "$D/h.$$"; ls -d "$D"/h.* | wc -l >> "$D/running"
+while [ ! -e "$D/go" ]; do sleep 0.02; done; rmdir "$D/h.$$"`
+	var holders []*exec.Cmd
+	for i := 0; i < 4; i++ {
+		c := zklock(t, "run", "--limit", "3", "--path", path, "--", "sh", "-c", holdScript)
+		c.Env = append(c.Env, "D="+dir)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		holders = append(holders, c)
 	}
-	// A different limit on the same path is refused while holders agree
-	// on 3; checked here with a fresh holder.
-	h := startHolderArgs(t, []string{"run", "--limit", "3", "--path", path})
+	conn := rawZK(t)
+	running := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "h.*"))
+		return len(m)
+	}
+	waitFor(t, 10*time.Second, "three holders and a waiter", func() bool {
+		return running() == 3 && queueLen(conn, path+"/leases") == 4 && queueLen(conn, path+"/locks") == 1
+	})
+	// A different limit is refused while the holders agree on 3.
 	c := zklock(t, "tryrun", "--limit", "2", "--path", path, "--", "true")
 	out, err := c.CombinedOutput()
 	if code := exitCodeOf(t, err); code != 64 || !strings.Contains(string(out), "--limit 3") {
 		t.Errorf("mismatched limit: exit %d: %s", code, out)
 	}
-	h.Process.Signal(os.Interrupt)
-	h.Wait()
-	assertGone(t, rawZK(t), path)
+	if n := running(); n != 3 {
+		t.Fatalf("%d holders inside with --limit 3", n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range holders {
+		if code := exitCodeOf(t, h.Wait()); code != 0 {
+			t.Errorf("holder exit %d", code)
+		}
+	}
+
+	loops(t, 6, 3, dir,
+		func(int) []string { return []string{"run", "--limit", "3", "--path", path} },
+		func(int) string {
+			return `mkdir "$D/h.$$"; ls -d "$D"/h.* | wc -l >> "$D/running"; sleep 0.1; rmdir "$D/h.$$"`
+		})
+	if m := maxOf(t, filepath.Join(dir, "running")); m != 3 {
+		t.Errorf("at most %d holders ran at once, want exactly 3", m)
+	}
+	assertGone(t, conn, path)
 }
 
 // TestMultiPathNoDeadlock: jobs naming the same two paths in opposite

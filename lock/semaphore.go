@@ -123,26 +123,39 @@ func (l *Lease) checkLimit(ctx context.Context, leases string, q []Contender, id
 			return err
 		}
 		if o, _, ours := DecodeOwner(data); ours && o.Limit != 0 && o.Limit != limit {
-			return fmt.Errorf("%w: %s is held with --limit %d by %s pid %d; this run asked for --limit %d",
-				ErrLimitMismatch, l.Path, o.Limit, o.Host, o.PID, limit)
+			return limitMismatch(l.Path, o, limit)
 		}
 	}
 	return nil
 }
 
-// semaphoreBusy describes a full semaphore by its first lease holder.
-func semaphoreBusy(ctx context.Context, c *zkconn.Client, path string, limit int) *BusyError {
+// semaphoreBusy describes a full semaphore by its first lease holder, unless
+// the holders declared another limit: a mismatch is the more useful answer.
+func semaphoreBusy(ctx context.Context, c *zkconn.Client, path string, limit int) error {
 	e := &BusyError{Path: path, Limit: limit}
 	leases := zkconn.Join(path, semLeases)
 	children, err := c.Children(ctx, leases)
 	if err != nil {
 		return e
 	}
-	if q := Contenders(children); len(q) > 0 {
-		e.Holder = q[0]
-		if data, _, err := c.Get(ctx, zkconn.Join(leases, q[0].Name)); err == nil {
-			e.Owner, e.Raw, e.Ours = DecodeOwner(data)
+	q := Contenders(children)
+	for i, ct := range q {
+		data, _, err := c.Get(ctx, zkconn.Join(leases, ct.Name))
+		if err != nil {
+			continue
+		}
+		o, raw, ours := DecodeOwner(data)
+		if ours && o.Limit != 0 && o.Limit != limit {
+			return limitMismatch(path, o, limit)
+		}
+		if i == 0 {
+			e.Holder, e.Owner, e.Raw, e.Ours = ct, o, raw, ours
 		}
 	}
 	return e
+}
+
+func limitMismatch(path string, o Owner, limit int) error {
+	return fmt.Errorf("%w: %s is held with --limit %d by %s pid %d; this run asked for --limit %d",
+		ErrLimitMismatch, path, o.Limit, o.Host, o.PID, limit)
 }

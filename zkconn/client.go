@@ -111,7 +111,14 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		c.Close()
 		return nil, c.sess.err()
 	case <-wait.Done():
-		c.Close()
+		// No session was established, so there is nothing to close on
+		// the server; go-zookeeper's Close would still wait up to a
+		// second for the reply to its close request. Let it finish in the
+		// background (it ends by itself within that second) so that an
+		// unreachable ensemble fails within --connect-timeout.
+		if c.closed.CompareAndSwap(false, true) {
+			go conn.Close()
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

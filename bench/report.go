@@ -19,13 +19,18 @@ type Target struct {
 	Measured bool // false: a side of the comparison was not measured
 }
 
-func (r *Results) tool(key string) *ToolInfo {
-	for i := range r.Tools {
-		if r.Tools[i].Key == key {
-			return &r.Tools[i]
+// find returns the first element of xs that ok accepts, or nil.
+func find[T any](xs []T, ok func(*T) bool) *T {
+	for i := range xs {
+		if ok(&xs[i]) {
+			return &xs[i]
 		}
 	}
 	return nil
+}
+
+func (r *Results) tool(key string) *ToolInfo {
+	return find(r.Tools, func(t *ToolInfo) bool { return t.Key == key })
 }
 
 func (r *Results) toolName(key string) string {
@@ -36,40 +41,21 @@ func (r *Results) toolName(key string) string {
 }
 
 func (r *Results) latency(key string) *LatencyResult {
-	for i := range r.Uncontended {
-		if r.Uncontended[i].Tool == key && r.Uncontended[i].Dist.N > 0 {
-			return &r.Uncontended[i]
-		}
-	}
-	return nil
+	return find(r.Uncontended, func(l *LatencyResult) bool { return l.Tool == key && l.Dist.N > 0 })
 }
 
 func (r *Results) throughput(key string, loops int) *ThroughputResult {
-	for i := range r.Contended {
-		c := &r.Contended[i]
-		if c.Tool == key && c.Loops == loops && c.Skipped == "" && c.Acquisitions > 0 {
-			return c
-		}
-	}
-	return nil
+	return find(r.Contended, func(c *ThroughputResult) bool {
+		return c.Tool == key && c.Loops == loops && c.Skipped == "" && c.Acquisitions > 0
+	})
 }
 
 func (r *Results) handoff(key string) *HandoffResult {
-	for i := range r.Handoff {
-		if r.Handoff[i].Tool == key && r.Handoff[i].Dist.N > 0 {
-			return &r.Handoff[i]
-		}
-	}
-	return nil
+	return find(r.Handoff, func(h *HandoffResult) bool { return h.Tool == key && h.Dist.N > 0 })
 }
 
 func (r *Results) memory(key string) *MemoryResult {
-	for i := range r.Memory {
-		if r.Memory[i].Tool == key && r.Memory[i].RSSKiB > 0 {
-			return &r.Memory[i]
-		}
-	}
-	return nil
+	return find(r.Memory, func(m *MemoryResult) bool { return m.Tool == key && m.RSSKiB > 0 })
 }
 
 // targets checks the goals zklock is held to.

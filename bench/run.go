@@ -108,29 +108,27 @@ func runAll(ctx context.Context, cfg Config, zklockBin, zklockCgoBin, zklockBuil
 			res.Tools = append(res.Tools, toolInfo(t, true, ""))
 		}
 	}
+	// The peer runners: measured when their prerequisites are there,
+	// otherwise listed with the reason.
+	addRunner := func(key, name, class string, argv []string, err error) {
+		if err != nil {
+			res.Tools = append(res.Tools, ToolInfo{Key: key, Name: name, Note: err.Error()})
+			res.Notes = append(res.Notes, name+" not measured: "+err.Error())
+			return
+		}
+		t := newRunner(e, key, name, class, argv)
+		tools = append(tools, t)
+		res.Tools = append(res.Tools, toolInfo(t, true, ""))
+	}
 	if cfg.wants("kazoo") {
 		argv, err := peers.KazooArgv()
-		if err != nil {
-			res.Tools = append(res.Tools, ToolInfo{Key: "kazoo", Name: "Kazoo runner", Note: err.Error()})
-			res.Notes = append(res.Notes, "Kazoo runner not measured: "+err.Error())
-		} else {
-			t := newRunner(e, "kazoo", "Kazoo runner", "python", argv)
-			tools = append(tools, t)
-			res.Tools = append(res.Tools, toolInfo(t, true, ""))
-		}
+		addRunner("kazoo", "Kazoo runner", "python", argv, err)
 	}
 	if cfg.wants("curator") {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 		argv, err := peers.CuratorArgv(cctx)
 		cancel()
-		if err != nil {
-			res.Tools = append(res.Tools, ToolInfo{Key: "curator", Name: "Curator runner", Note: err.Error()})
-			res.Notes = append(res.Notes, "Curator runner not measured: "+err.Error())
-		} else {
-			t := newRunner(e, "curator", "Curator runner", "jvm", argv)
-			tools = append(tools, t)
-			res.Tools = append(res.Tools, toolInfo(t, true, ""))
-		}
+		addRunner("curator", "Curator runner", "jvm", argv, err)
 	}
 
 	conn, err := zktest.Dial(ctx, []string{e.zkAddr})

@@ -110,11 +110,10 @@ func (o *inspectOptions) holders(ctx context.Context, u *ui) error {
 		return err
 	}
 	defer client.Close()
-	q, err := lock.Inspect(ctx, client, o.Path)
+	hs, err := lock.Holders(ctx, client, o.Path)
 	if err != nil {
 		return err
 	}
-	hs := q.Holders()
 	if o.JSON {
 		return view.EntriesJSON(u.out, hs)
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/zklock/zklock/zkconn"
 )
 
 var (
@@ -86,6 +84,3 @@ func (l *Lease) Guard(ctx context.Context, deadline, checkEvery time.Duration) <
 	}()
 	return out
 }
-
-// Client is the session the lease belongs to.
-func (l *Lease) Client() *zkconn.Client { return l.c }

@@ -44,6 +44,18 @@ func (q Queue) Holders() []Entry {
 // Inspect reads the queue of one lock path. A path that does not exist is an
 // empty queue: nobody holds that lock.
 func Inspect(ctx context.Context, c *zkconn.Client, path string) (Queue, error) {
+	return inspect(ctx, c, path, false)
+}
+
+// Holders reads who holds the lock at path. Unlike Inspect, it reads the
+// data of the holders only, not of every waiter: one round trip per holder
+// however long the queue.
+func Holders(ctx context.Context, c *zkconn.Client, path string) ([]Entry, error) {
+	q, err := inspect(ctx, c, path, true)
+	return q.Holders(), err
+}
+
+func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly bool) (Queue, error) {
 	if err := zkconn.ValidatePath(path); err != nil {
 		return Queue{}, err
 	}
@@ -59,16 +71,23 @@ func Inspect(ctx context.Context, c *zkconn.Client, path string) (Queue, error) 
 		for _, ch := range children {
 			if ch == semLeases {
 				// A semaphore: its holders are its leases.
-				return Inspect(ctx, c, zkconn.Join(path, semLeases))
+				return inspect(ctx, c, zkconn.Join(path, semLeases), holdersOnly)
 			}
 		}
 	}
-	return inspectChildren(ctx, c, path, cs)
+	return inspectChildren(ctx, c, path, cs, holdersOnly)
 }
 
-func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Contender) (Queue, error) {
+// inspectChildren reads the data of the contenders in cs. With holdersOnly
+// it skips those that wait: the holders of a lock are always a prefix of its
+// queue, so positions stay right. Semaphore leases are all read, since
+// which of them hold depends on the limit in their data.
+func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Contender, holdersOnly bool) (Queue, error) {
 	q := Queue{Path: path}
-	for _, ct := range cs {
+	for i, ct := range cs {
+		if holdersOnly && ct.Kind != SemaphoreLease && !Holds(cs, i) {
+			break
+		}
 		data, st, err := c.Get(ctx, zkconn.Join(path, ct.Name))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // left while we looked
@@ -126,20 +145,17 @@ func InspectTree(ctx context.Context, c *zkconn.Client, root string) ([]Queue, e
 		if err != nil {
 			return nil, err
 		}
-		var cs []Contender
 		var subdirs []string
 		for _, name := range children {
-			if ct, ok := ParseContender(name); ok {
-				cs = append(cs, ct)
-				continue
+			if _, ok := ParseSeq(name); ok {
+				continue // a contender: ephemeral, so no children below it
 			}
-			sub := zkconn.Join(p, name)
-			if sub != "/zookeeper" {
+			if sub := zkconn.Join(p, name); sub != "/zookeeper" {
 				subdirs = append(subdirs, sub)
 			}
 		}
-		if len(cs) > 0 {
-			q, err := inspectChildren(ctx, c, p, Contenders(children))
+		if cs := Contenders(children); len(cs) > 0 {
+			q, err := inspectChildren(ctx, c, p, cs, false)
 			if err != nil {
 				return nil, err
 			}

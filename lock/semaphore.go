@@ -69,10 +69,10 @@ func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit 
 
 func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
 	leases := zkconn.Join(l.Path, semLeases)
-	checked := false
+	var busy *BusyError // from the first listing's scan; nil until then
 	for {
 		var children []string
-		q, idx, ev, err := l.position(ctx, func() ([]string, <-chan zk.Event, error) {
+		q, _, ev, err := l.position(ctx, func() ([]string, <-chan zk.Event, error) {
 			var ev <-chan zk.Event
 			var err error
 			children, ev, err = l.c.ChildrenW(ctx, leases)
@@ -81,11 +81,10 @@ func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
 		if err != nil {
 			return err
 		}
-		if !checked {
-			if err := l.checkLimit(ctx, leases, q, idx, limit); err != nil {
+		if busy == nil {
+			if busy, err = scanLeases(ctx, l.c, l.Path, q, l.name(), limit); err != nil {
 				return err
 			}
-			checked = true
 		}
 		// Curator's rule: hold a lease once there are at most limit of
 		// them. With lease creation serialized by the mutex, the only lease
@@ -94,7 +93,7 @@ func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
 			return nil
 		}
 		if o.Try {
-			return semaphoreBusy(ctx, l.c, l.Path, limit)
+			return busy
 		}
 		if o.OnWait != nil {
 			o.OnWait(len(children), q[0])
@@ -109,50 +108,48 @@ func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
 	}
 }
 
-// checkLimit compares our limit with the one other zklock holders wrote.
-func (l *Lease) checkLimit(ctx context.Context, leases string, q []Contender, idx, limit int) error {
-	for i, c := range q {
-		if i == idx {
+// scanLeases reads the data of the leases in q, except ours (skip): a
+// zklock lease that declares another limit is a mismatch; otherwise the
+// result describes the first lease's holder, should the semaphore be full.
+func scanLeases(ctx context.Context, c *zkconn.Client, path string, q []Contender, skip string, limit int) (*BusyError, error) {
+	e := &BusyError{Path: path, Limit: limit}
+	leases := zkconn.Join(path, semLeases)
+	for i, ct := range q {
+		if ct.Name == skip {
 			continue
 		}
-		data, _, err := l.c.Get(ctx, zkconn.Join(leases, c.Name))
+		data, _, err := c.Get(ctx, zkconn.Join(leases, ct.Name))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
 		if err != nil {
-			return err
-		}
-		if o, _, ours := DecodeOwner(data); ours && o.Limit != 0 && o.Limit != limit {
-			return limitMismatch(l.Path, o, limit)
-		}
-	}
-	return nil
-}
-
-// semaphoreBusy describes a full semaphore by its first lease holder, unless
-// the holders declared another limit: a mismatch is the more useful answer.
-func semaphoreBusy(ctx context.Context, c *zkconn.Client, path string, limit int) error {
-	e := &BusyError{Path: path, Limit: limit}
-	leases := zkconn.Join(path, semLeases)
-	children, err := c.Children(ctx, leases)
-	if err != nil {
-		return e
-	}
-	q := Contenders(children)
-	for i, ct := range q {
-		data, _, err := c.Get(ctx, zkconn.Join(leases, ct.Name))
-		if err != nil {
-			continue
+			return nil, err
 		}
 		o, raw, ours := DecodeOwner(data)
 		if ours && o.Limit != 0 && o.Limit != limit {
-			return limitMismatch(path, o, limit)
+			return nil, limitMismatch(path, o, limit)
 		}
 		if i == 0 {
 			e.Holder, e.Owner, e.Raw, e.Ours = ct, o, raw, ours
 		}
 	}
-	return e
+	return e, nil
+}
+
+// semaphoreBusy answers a try whose semaphore mutex is taken: a limit
+// mismatch if the holders declared another limit, else busy.
+func semaphoreBusy(ctx context.Context, c *zkconn.Client, path string, limit int) error {
+	children, err := c.Children(ctx, zkconn.Join(path, semLeases))
+	if err == nil {
+		busy, err := scanLeases(ctx, c, path, Contenders(children), "", limit)
+		if errors.Is(err, ErrLimitMismatch) {
+			return err
+		}
+		if busy != nil {
+			return busy
+		}
+	}
+	return &BusyError{Path: path, Limit: limit}
 }
 
 func limitMismatch(path string, o Owner, limit int) error {

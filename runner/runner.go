@@ -26,9 +26,9 @@ import (
 var Signals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
 	syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// releaseTimeout bounds giving back locks after a failed or interrupted
-// acquisition; past it the nodes go anyway when the session is closed or
-// expires.
+// releaseTimeout bounds waiting for a dropped connection to come back so
+// that the session close can release the locks; past it the nodes go when
+// the session expires.
 const releaseTimeout = 5 * time.Second
 
 // Options describe one run or tryrun.
@@ -36,7 +36,7 @@ type Options struct {
 	Conn zkconn.Options
 	// Paths are the locks to hold, all at once. They are taken in sorted
 	// order, whatever order they were given in, so two jobs naming the same
-	// paths can never deadlock; they are released in reverse.
+	// paths can never deadlock; they are released together (see finish).
 	Paths []string
 	Argv  []string
 	// Try: run only if every lock is free now.
@@ -94,20 +94,17 @@ func Run(ctx context.Context, o Options) (err error) {
 	// The watchdog's fork and exec overlap connecting and queueing, and it
 	// is retired only after the lock is released: neither delays the
 	// command nor the next holder.
-	wdc := make(chan *lockexec.Watchdog, 1)
+	var wd *lockexec.Watchdog
+	wdReady := make(chan struct{})
 	go func() {
-		wd, werr := lockexec.StartWatchdog()
-		if werr != nil {
+		defer close(wdReady)
+		var werr error
+		if wd, werr = lockexec.StartWatchdog(); werr != nil {
 			o.warnf("cannot start the watchdog (%v): if zklock is killed, only the command's direct child dies with it", werr)
 		}
-		wdc <- wd
 	}()
-	var wd *lockexec.Watchdog
-	received := false
 	defer func() {
-		if !received {
-			wd = <-wdc
-		}
+		<-wdReady
 		wd.Retire() // nil-safe: a watchdog that failed to start is nil
 	}()
 
@@ -115,7 +112,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	wd, received = <-wdc, true
+	<-wdReady
 	defer func() {
 		if errors.Is(err, lockexec.ErrLockLost) {
 			// The server is most likely out of reach: don't hold up exit
@@ -124,25 +121,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			client.Close()
 			return
 		}
-		// Closing the session deletes every node it owns in one
-		// transaction: one round trip releases all the locks at once
-		// (which also satisfies "in reverse order": no lock is ever held
-		// without the ones taken before it). If the connection is down,
-		// wait (bounded) for it first: the close must reach the server.
-		rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-		defer cancel()
-		if werr := client.WaitSession(rctx); werr != nil && zkconn.IsSessionLoss(werr) {
-			// Expired: the server has deleted the nodes already.
-			client.Close()
-			o.logf("released %s (the session had expired)", strings.Join(o.Paths, " "))
-			return
-		}
-		if client.CloseAcked() {
-			o.logf("released %s (session closed)", strings.Join(o.Paths, " "))
-			return
-		}
-		o.warnf("could not confirm the release of %s; the server drops it when the session expires, within %s",
-			strings.Join(o.Paths, " "), client.NegotiatedTimeout())
+		o.finish(client, leases)
 	}()
 
 	env, err := environment(ctx, client, leases)
@@ -205,19 +184,36 @@ func environment(ctx context.Context, c *zkconn.Client, leases []*lock.Lease) ([
 	), nil
 }
 
-// release deletes the nodes in reverse order of acquisition, for the paths
-// where the session carries on (or is about to be closed anyway).
-func release(leases []*lock.Lease, o *Options) {
+// finish ends the session, which releases every lock it holds: closing
+// deletes all of the session's nodes in one transaction, so one round trip
+// gives back all the locks at once (no lock is ever held without the ones
+// taken before it, as releasing in reverse order would also ensure). If the
+// connection is down, finish first waits (bounded) for it: the close must
+// reach the server.
+func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
+	if len(held) == 0 {
+		c.Close()
+		return
+	}
+	var paths []string
+	for _, l := range held {
+		paths = append(paths, l.Path)
+	}
+	what := strings.Join(paths, " ")
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	for i := len(leases) - 1; i >= 0; i-- {
-		l := leases[i]
-		if err := l.Release(ctx); err != nil {
-			o.warnf("could not delete %s (%v); it goes when the session ends", l.Node, err)
-		} else {
-			o.logf("released %s", l.Path)
-		}
+	if err := c.WaitSession(ctx); err != nil && zkconn.IsSessionLoss(err) {
+		// Expired: the server has deleted the nodes already.
+		c.Close()
+		o.logf("released %s (the session had expired)", what)
+		return
 	}
+	if c.CloseAcked() {
+		o.logf("released %s (session closed)", what)
+		return
+	}
+	o.warnf("could not confirm the release of %s; the server drops it when the session expires, within %s",
+		what, c.NegotiatedTimeout())
 }
 
 // guardAll merges the guards of every held lock: losing any one is losing.
@@ -274,25 +270,24 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Cl
 	close(stopWatch)
 	<-watchDone
 
+	// A signal may have landed just after the locks were taken: honour it
+	// anyway, since the user asked zklock to stop.
 	var sigErr *SignalError
-	if cause := context.Cause(waitCtx); errors.As(cause, &sigErr) {
-		// The signal may have landed just after the locks were taken:
-		// honour it anyway, since the user asked zklock to stop.
-		release(leases, o)
-		if client != nil {
-			client.Close()
-		}
-		return nil, nil, sigErr
+	if errors.As(context.Cause(waitCtx), &sigErr) {
+		err = sigErr
 	}
 	if err != nil {
 		if client != nil {
-			client.Close()
+			o.finish(client, leases)
 		}
 		return nil, nil, err
 	}
 	return client, leases, nil
 }
 
+// connectAndLock returns the session and the locks taken, also on error
+// (a multi-path acquisition may fail after taking some): the caller's finish
+// gives those back.
 func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Lease, error) {
 	start := time.Now()
 	try := o.Try || (o.HasTimeout && o.Timeout <= 0)
@@ -332,9 +327,7 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 			l, err = lock.Acquire(acqCtx, client, path, lo)
 		}
 		if err != nil {
-			// Give back what was taken, in reverse, before reporting.
-			release(leases, o)
-			break
+			break // the caller's finish gives back what was taken
 		}
 		o.logf("acquired %s as %s after %s", path, l.Node, time.Since(start).Round(time.Millisecond))
 		leases = append(leases, l)
@@ -344,26 +337,22 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 	case err == nil:
 		return client, leases, nil
 	case errors.As(err, &busy):
-		return client, nil, &ConflictError{Err: busy, Code: o.ConflictCode}
+		return client, leases, &ConflictError{Err: busy, Code: o.ConflictCode}
 	case errors.Is(context.Cause(acqCtx), ErrWaitTimeout) && ctx.Err() == nil:
-		return client, nil, &ConflictError{
+		return client, leases, &ConflictError{
 			Err:  fmt.Errorf("%w %s after %s%s", ErrWaitTimeout, strings.Join(o.Paths, " "), o.Timeout, heldBy(client, waitingOn)),
 			Code: o.ConflictCode,
 		}
 	}
-	return client, nil, err
+	return client, leases, err
 }
 
 // heldBy describes who holds path, for a timeout message; "" if unknown.
 func heldBy(c *zkconn.Client, path string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	q, err := lock.Inspect(ctx, c, path)
-	if err != nil {
-		return ""
-	}
-	hs := q.Holders()
-	if len(hs) == 0 {
+	hs, err := lock.Holders(ctx, c, path)
+	if err != nil || len(hs) == 0 {
 		return ""
 	}
 	s := fmt.Sprintf(" (%s held by %s", path, lock.Describe(hs[0].Contender, hs[0].Owner, hs[0].Raw, hs[0].Ours))

@@ -218,9 +218,6 @@ func (c *Client) WaitSession(ctx context.Context) error {
 	}
 }
 
-// ACL is the ACL this client puts on the nodes it creates.
-func (c *Client) ACL() []zk.ACL { return c.acl }
-
 // Chroot is the prefix applied to every path ("" for none).
 func (c *Client) Chroot() string { return c.chroot }
 

@@ -26,12 +26,10 @@ import (
 // that got no reply was lost and never will. Watch notifications (xid -1)
 // are not replies.
 type wireTracker struct {
-	mu            sync.Mutex
-	negotiated    time.Duration
-	serverSession int64
-	lastHeard     time.Time
-	onNegotiated  func(time.Duration)
-	now           func() time.Time
+	mu         sync.Mutex
+	negotiated time.Duration
+	lastHeard  time.Time
+	now        func() time.Time
 	// created maps the paths of nodes this session created to the zxid of
 	// their create, which is the node's czxid: the fencing token, without
 	// the extra round trip of an exists call.
@@ -123,15 +121,10 @@ func (c *trackedConn) connectResponse(frame []byte) {
 	}
 	c.t.mu.Lock()
 	c.t.negotiated = timeout
-	c.t.serverSession = session
 	if sent.After(c.t.lastHeard) {
 		c.t.lastHeard = sent
 	}
-	cb := c.t.onNegotiated
 	c.t.mu.Unlock()
-	if cb != nil {
-		cb(timeout)
-	}
 }
 
 // reply: int32 xid, int64 zxid, int32 err, then the body; a create's body

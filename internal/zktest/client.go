@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 type silentLogger struct{}
@@ -99,4 +100,29 @@ func ExitCode(err error) (int, error) {
 		return ee.ExitCode(), nil
 	}
 	return 0, err
+}
+
+// cliMain runs one package's tests with a server, for MainWithCLI.
+type cliMain struct {
+	m    *testing.M
+	use  func(*Cluster)
+	done func()
+}
+
+func (w cliMain) Run() int {
+	if w.done != nil {
+		defer w.done()
+	}
+	return RunStandalone(w.m, Options{}, w.use)
+}
+
+// MainWithCLI is the TestMain of a package whose tests run a command-line
+// program: testscript puts a copy of the test binary named name on PATH,
+// and run under that name the binary is the program (run). Only the
+// top-level test process starts the package's shared server (see
+// RunStandalone); done, if set, runs after the tests. It does not return.
+func MainWithCLI(m *testing.M, name string, run func() int, use func(*Cluster), done func()) {
+	testscript.Main(cliMain{m: m, use: use, done: done}, map[string]func(){
+		name: func() { os.Exit(run()) },
+	})
 }

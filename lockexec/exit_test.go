@@ -90,8 +90,20 @@ func TestStartErrors(t *testing.T) {
 			if !errors.As(err, &se) || se.Code != c.code {
 				t.Fatalf("got %#v (%v), want StartError code %d", err, err, c.code)
 			}
-			if len(c.argv) > 0 && se.Name != c.argv[0] {
+			if len(c.argv) == 0 {
+				return
+			}
+			if se.Name != c.argv[0] {
 				t.Errorf("Name = %q, want %q", se.Name, c.argv[0])
+			}
+			// The runner's way: Resolve before queueing for the lock, then
+			// run what was resolved. The outcome must be the same.
+			path, err := Resolve(c.argv[0])
+			if err == nil {
+				err = Run(context.Background(), Spec{Argv: c.argv, Path: path, Stdin: devNull(t)})
+			}
+			if !errors.As(err, &se) || se.Code != c.code {
+				t.Fatalf("resolved first: got %#v (%v), want StartError code %d", err, err, c.code)
 			}
 		})
 	}

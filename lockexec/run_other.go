@@ -15,4 +15,9 @@ func Run(ctx context.Context, s Spec) error {
 	return errors.New("lockexec: running commands is not supported on " + runtime.GOOS)
 }
 
+// Resolve reports the same lack of support as Run.
+func Resolve(argv0 string) (string, error) {
+	return "", errors.New("lockexec: running commands is not supported on " + runtime.GOOS)
+}
+
 func signalName(sig syscall.Signal) string { return sig.String() }

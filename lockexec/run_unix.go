@@ -40,9 +40,12 @@ func Run(ctx context.Context, s Spec) error {
 		default:
 		}
 	}
-	path, serr := lookPath(s.Argv[0])
-	if serr != nil {
-		return serr
+	path := s.Path
+	if path == "" {
+		var serr *StartError
+		if path, serr = lookPath(s.Argv[0]); serr != nil {
+			return serr
+		}
 	}
 
 	stdin, stdout, stderr := orFile(s.Stdin, os.Stdin), orFile(s.Stdout, os.Stdout), orFile(s.Stderr, os.Stderr)

@@ -54,6 +54,9 @@ type Spec struct {
 	// Argv is the command and its arguments. Argv[0] is looked up in
 	// zklock's own PATH (as execvp does) unless it contains '/'.
 	Argv []string
+	// Path, when set, is Argv[0] already resolved by Resolve; Run then
+	// executes it without looking again.
+	Path string
 	// Env is the child's full environment; nil means os.Environ().
 	Env []string
 	// Stdin is passed straight through, so the child sees the terminal

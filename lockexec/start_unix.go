@@ -12,9 +12,20 @@ import (
 	"syscall"
 )
 
-// lookPath resolves argv0 the way a shell would for the purpose of exit
-// codes: not found anywhere is 127, but a file of that name that is not
-// executable is 126 (exec.LookPath alone reports both as "not found").
+// Resolve finds the file argv0 names, as execvp would, and classifies a
+// failure the way a shell does for exit codes: not found anywhere is 127, but
+// a file of that name that is not executable is 126 (exec.LookPath alone
+// reports both as "not found"). The error is a *StartError. Callers resolve
+// before they queue for a lock, so that a typo fails at once rather than
+// after the wait, and pass the result in Spec.Path.
+func Resolve(argv0 string) (string, error) {
+	path, serr := lookPath(argv0)
+	if serr != nil {
+		return "", serr
+	}
+	return path, nil
+}
+
 func lookPath(argv0 string) (string, *StartError) {
 	if argv0 == "" {
 		return "", &StartError{Name: argv0, Code: 127, Err: exec.ErrNotFound}

@@ -86,6 +86,13 @@ func (o *Options) kind() lock.Kind {
 // carries the outcome: nil, the command's *lockexec.ExitError, or why the
 // command did not run or was stopped.
 func Run(ctx context.Context, o Options) (err error) {
+	// A command that cannot be found fails now, not after a wait in the
+	// queue; this also keeps the PATH search off the path from the lock's
+	// release to the command's start.
+	argv0, err := lockexec.Resolve(o.Argv[0])
+	if err != nil {
+		return err
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, Signals...)
 	defer signal.Stop(sigs)
@@ -139,6 +146,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	lost := guardAll(runCtx, leases, budget.Deadline, budget.Timeout/10)
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
+		Path:          argv0,
 		Env:           env,
 		Signals:       sigs,
 		Lost:          lost,

@@ -40,6 +40,11 @@ type Config struct {
 	HandoffWaitersPython int `json:"handoff_waiters_python"`
 	HandoffWaitersJVM    int `json:"handoff_waiters_jvm"`
 	HandoffRounds        int `json:"handoff_rounds"`
+	// Handoff to the next in line: a holder and one waiter, PairRounds
+	// times (PairRoundsSlow for the Kazoo and Curator runners, whose every
+	// round starts two interpreters or JVMs).
+	HandoffPairRounds     int `json:"handoff_pair_rounds"`
+	HandoffPairRoundsSlow int `json:"handoff_pair_rounds_slow"`
 
 	// QueueSizes are the zklock queue lengths whose drain and per-release
 	// server work are measured.
@@ -70,6 +75,8 @@ var envDoc = []struct{ Name, Meaning string }{
 	{"BENCH_HANDOFF_WAITERS_PYTHON", "queued waiters per handoff round for the Kazoo runner"},
 	{"BENCH_HANDOFF_WAITERS_JVM", "queued waiters per handoff round for the Curator runner"},
 	{"BENCH_HANDOFF_ROUNDS", "handoff rounds per tool"},
+	{"BENCH_HANDOFF_PAIR_ROUNDS", "rounds of a holder and one waiter (zklock, etcdctl lock, flock)"},
+	{"BENCH_HANDOFF_PAIR_ROUNDS_SLOW", "rounds of a holder and one waiter for the Kazoo and Curator runners"},
 	{"BENCH_QUEUE_SIZES", "zklock queue lengths for the drain / per-release test, space-separated"},
 	{"BENCH_PROFILE_RUNS", "timed `zklock -v run -- true` runs for the time breakdown"},
 	{"BENCH_PROC_TIMEOUT_SECONDS", "hard limit for any one tool process"},
@@ -94,6 +101,8 @@ func loadConfig(quick bool) (Config, error) {
 		HandoffWaitersPython:    20,
 		HandoffWaitersJVM:       8,
 		HandoffRounds:           4,
+		HandoffPairRounds:       40,
+		HandoffPairRoundsSlow:   8,
 		QueueSizes:              []int{25, 50, 100, 200},
 		ProfileRuns:             50,
 		ProcTimeout:             2 * time.Minute,
@@ -112,6 +121,8 @@ func loadConfig(quick bool) (Config, error) {
 		c.HandoffWaitersPython = 4
 		c.HandoffWaitersJVM = 2
 		c.HandoffRounds = 1
+		c.HandoffPairRounds = 3
+		c.HandoffPairRoundsSlow = 1
 		c.QueueSizes = []int{10, 25}
 		c.ProfileRuns = 10
 	}
@@ -190,6 +201,8 @@ func loadConfig(quick bool) (Config, error) {
 	setInts("BENCH_HANDOFF_WAITERS_PYTHON", &c.HandoffWaitersPython)
 	setInts("BENCH_HANDOFF_WAITERS_JVM", &c.HandoffWaitersJVM)
 	setInts("BENCH_HANDOFF_ROUNDS", &c.HandoffRounds)
+	setInts("BENCH_HANDOFF_PAIR_ROUNDS", &c.HandoffPairRounds)
+	setInts("BENCH_HANDOFF_PAIR_ROUNDS_SLOW", &c.HandoffPairRoundsSlow)
 	setList("BENCH_QUEUE_SIZES", &c.QueueSizes)
 	setInts("BENCH_PROFILE_RUNS", &c.ProfileRuns)
 	var procTimeout time.Duration

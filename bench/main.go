@@ -3,7 +3,7 @@
 // renders docs/benchmarks.md with SVG plots. scripts/bench.sh is the way to
 // run it; it installs the dependencies and builds zklock first.
 //
-//	go run ./bench run    -zklock BIN [-zklock-build DESC] [-zklock-cgo BIN] [-quick]
+//	go run ./bench run    -zklock BIN [-zklock-build DESC] [-zklock-cgo BIN] [-stamp BIN] [-quick]
 //	                      [-out DIR] [-logs DIR] [-md FILE] [-repro CMD] [-micro FILE]
 //	go run ./bench report -in DIR/results.json [-md FILE] [-plots DIR]
 //
@@ -71,6 +71,7 @@ func cmdRun(args []string) error {
 	md := fs.String("md", "docs/benchmarks.md", "the Markdown report to write (empty: none)")
 	repro := fs.String("repro", "scripts/bench.sh", "the command that reproduces this run, for the report")
 	micro := fs.String("micro", "", "output of the lock package's `go test -bench` run, to include in the report")
+	stamp := fs.String("stamp", "", "optional: the handoff probe built from bench/stamp/stamp.c (default: date +%s%N)")
 	fs.Parse(args)
 	if *zklockBin == "" {
 		return errors.New("run: -zklock is required")
@@ -99,7 +100,14 @@ func cmdRun(args []string) error {
 			return err
 		}
 	}
-	res, err := runAll(ctx, cfg, bin, cgoBin, *zklockBuild, logDir, *repro)
+	stampBin := ""
+	if *stamp != "" {
+		if stampBin, err = filepath.Abs(*stamp); err != nil {
+			return err
+		}
+	}
+	res, err := runAll(ctx, cfg, inputs{Zklock: bin, ZklockCgo: cgoBin, ZklockBuild: *zklockBuild,
+		Stamp: stampBin, LogDir: logDir, Repro: *repro})
 	if err != nil {
 		// Keep what was measured for a look, but away from the published
 		// results, which an interrupted run must not replace.

@@ -24,8 +24,13 @@ type Results struct {
 	Uncontended []LatencyResult    `json:"uncontended"`
 	Contended   []ThroughputResult `json:"contended"`
 	Handoff     []HandoffResult    `json:"handoff"`
-	// HandoffFloor is `date` then `date` again, started back to back by
-	// the driver: what a stamp-to-stamp interval costs with no lock at all.
+	// HandoffPair is the handoff from a holder to a single waiter.
+	HandoffPair []HandoffResult `json:"handoff_pair,omitempty"`
+	// HandoffProbe is the command that prints each stamp: "stamp" (the
+	// static bench/stamp program) or "date +%s%N".
+	HandoffProbe string `json:"handoff_probe,omitempty"`
+	// HandoffFloor is the probe run twice, back to back, by the driver:
+	// what a stamp-to-stamp interval costs with no lock at all.
 	HandoffFloor *Dist          `json:"handoff_floor,omitempty"`
 	Memory       []MemoryResult `json:"memory"`
 	Queue        []QueueResult  `json:"queue"`

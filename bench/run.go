@@ -20,11 +20,25 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
+// inputs are what the command line gives runAll: binaries (absolute paths)
+// and where things go.
+type inputs struct {
+	Zklock      string // the binary measured
+	ZklockCgo   string // optional: a cgo build, timed uncontended only
+	ZklockBuild string // how Zklock was built, for the report
+	// Stamp is the handoff probe (bench/stamp/stamp.c); without it the
+	// probe is `date +%s%N`.
+	Stamp  string
+	LogDir string
+	Repro  string
+}
+
 // runAll sets up the servers and the tools, measures, and tears everything
 // down again. It returns whatever was measured even when a phase failed,
 // with the failure in Notes; only a failed set-up is an error.
-func runAll(ctx context.Context, cfg Config, zklockBin, zklockCgoBin, zklockBuild, logDir, repro string) (*Results, error) {
-	res := &Results{Version: resultsVersion, Started: time.Now().UTC(), Repro: repro, Config: cfg}
+func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
+	logDir := in.LogDir
+	res := &Results{Version: resultsVersion, Started: time.Now().UTC(), Repro: in.Repro, Config: cfg}
 	loadStart := loadAvg()
 	if err := os.RemoveAll(logDir); err != nil {
 		return nil, err
@@ -56,6 +70,11 @@ func runAll(ctx context.Context, cfg Config, zklockBin, zklockCgoBin, zklockBuil
 		*b.dst = p
 	}
 
+	e.stamp, res.HandoffProbe = []string{e.dateBin, "+%s%N"}, "date +%s%N"
+	if in.Stamp != "" {
+		e.stamp, res.HandoffProbe = []string{in.Stamp}, "stamp"
+	}
+
 	logf("starting ZooKeeper (logs in %s)", logDir)
 	zkDir := filepath.Join(state, "zk")
 	if err := os.MkdirAll(zkDir, 0o755); err != nil {
@@ -72,7 +91,7 @@ func runAll(ctx context.Context, cfg Config, zklockBin, zklockCgoBin, zklockBuil
 	e.zkAddr = cluster.Server(0).Addr()
 	logf("ZooKeeper serves on %s", e.zkAddr)
 
-	tools := []*Tool{newZklock(e, zklockBin)}
+	tools := []*Tool{newZklock(e, in.Zklock)}
 	res.Tools = append(res.Tools, toolInfo(tools[0], true, ""))
 
 	var etcd *etcdServer
@@ -142,16 +161,16 @@ func runAll(ctx context.Context, cfg Config, zklockBin, zklockCgoBin, zklockBuil
 		}
 	}()
 
-	res.Machine = machineInfo(ctx, e, zklockBin, etcd)
+	res.Machine = machineInfo(ctx, e, in.Zklock, etcd)
 	res.Machine.LoadStart = loadStart
-	if zklockBuild != "" {
-		res.Machine.Versions["zklock build"] = zklockBuild
+	if in.ZklockBuild != "" {
+		res.Machine.Versions["zklock build"] = in.ZklockBuild
 	}
 	// The cgo build is timed uncontended only: it differs from the release
 	// build in process start-up alone.
 	uncontended := tools
-	if zklockCgoBin != "" {
-		t := newZklock(e, zklockCgoBin)
+	if in.ZklockCgo != "" {
+		t := newZklock(e, in.ZklockCgo)
 		t.Key, t.Name = "zklock-cgo", "zklock (cgo build)"
 		t.lockName = func(l string) string { return "/bench/zklock-cgo/" + l }
 		uncontended = append([]*Tool{tools[0], t}, tools[1:]...)

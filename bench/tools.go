@@ -56,8 +56,11 @@ type env struct {
 	flock    string
 	trueBin  string
 	dateBin  string
-	shBin    string
-	timeout  time.Duration
+	// stamp is the probe command that prints the time in nanoseconds: the
+	// static bench/stamp program, or `date +%s%N` without it.
+	stamp   []string
+	shBin   string
+	timeout time.Duration
 }
 
 func newZklock(e *env, bin string) *Tool {

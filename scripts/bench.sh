@@ -85,6 +85,16 @@ zklock_build="CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' (as .goreleaser.
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/zklock" .
 go build -o "$tmp/zklock-cgo" .
 go build -o "$tmp/bench" ./bench
+# The handoff probe: a static C program that prints the time, as `date +%s%N`
+# does, with less start-up of its own. Without a C compiler and a static libc
+# the driver falls back to date, and the report says so.
+stamp_args=()
+cc="$(go env CC)"
+if "${cc:-cc}" -O2 -static -o "$tmp/stamp" bench/stamp/stamp.c 2>"$tmp/stamp.err"; then
+  stamp_args=(-stamp "$tmp/stamp")
+else
+  info "cannot build bench/stamp/stamp.c ($(head -n 1 "$tmp/stamp.err")); the handoff probe is date"
+fi
 
 repro="scripts/bench.sh${quick:+ --quick}"
 for v in $(env | sed -n 's/^\(BENCH_[A-Z_]*\)=.*/\1/p' | sort -r); do
@@ -93,7 +103,7 @@ for v in $(env | sed -n 's/^\(BENCH_[A-Z_]*\)=.*/\1/p' | sort -r); do
 done
 
 args=(run -zklock "$tmp/zklock" -zklock-build "$zklock_build" -zklock-cgo "$tmp/zklock-cgo"
-  -out "$out" -logs "$logs" -md "$md" -repro "$repro")
+  -out "$out" -logs "$logs" -md "$md" -repro "$repro" "${stamp_args[@]}")
 [[ -n "$quick" ]] && args+=(-quick)
 
 if [[ "${BENCH_MICRO:-1}" != 0 ]]; then

@@ -296,6 +296,14 @@ func measureHandoff(ctx context.Context, e *env, cfg Config, tools []*Tool, res 
 		}
 		return cfg.HandoffWaiters
 	}
+	sp, err := measureServerPart(ctx, e, 100, cfg.HandoffWaiters)
+	if err != nil {
+		return fmt.Errorf("ZooKeeper's part of a handoff: %w", err)
+	}
+	res.ServerPart = sp
+	logf("   ZooKeeper alone: session close to watch event p50 %.3f ms, getChildren of %d nodes p50 %.3f ms",
+		sp.CloseToWatch.P50, sp.QueueLen, sp.ListQueue.P50)
+
 	logf("   a queue of waiters behind one holder")
 	res.Handoff = handoffRounds(ctx, e, tools, dir, "handoff", waitersFor, func(*Tool) int { return cfg.HandoffRounds })
 	// The next in line alone: the usual case for a cron job or a CI stage,

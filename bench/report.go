@@ -331,6 +331,15 @@ func render(r *Results, md, plotDir string) error {
 	if f := r.HandoffFloor; f != nil {
 		w("| *floor: `%s` twice, no lock* | – | %d | %s | %s | %s | %s |\n", probe, f.N, ms(f.P50), ms(f.P90), ms(f.P99), ms(f.Max))
 	}
+	if sp := r.ServerPart; sp != nil {
+		for _, d := range []struct {
+			what string
+			dist Dist
+		}{{"ZooKeeper alone: a session's close to another session's watch event", sp.CloseToWatch},
+			{fmt.Sprintf("ZooKeeper alone: getChildren of a %d-node queue", sp.QueueLen), sp.ListQueue}} {
+			w("| *%s* | – | %d | %s | %s | %s | %s |\n", d.what, d.dist.N, ms(d.dist.P50), ms(d.dist.P90), ms(d.dist.P99), ms(d.dist.Max))
+		}
+	}
 	for _, h := range append(append([]HandoffResult(nil), r.HandoffPair...), r.Handoff...) {
 		if h.Dist.N == 0 {
 			w("| %s | %d | 0 | – | – | – | failed: %s |\n", r.toolName(h.Tool), h.Waiters, h.Error)
@@ -340,6 +349,7 @@ func render(r *Results, md, plotDir string) error {
 			ms(h.Dist.P50), ms(h.Dist.P90), ms(h.Dist.P99), ms(h.Dist.Max))
 	}
 	w("\n")
+	r.writeHandoffShares(w)
 
 	// 4. Queue.
 	w("## 4. A long zklock queue: drain time and server work per release\n\n")
@@ -729,4 +739,25 @@ func (r *Results) probe() string {
 		return "date +%s%N"
 	}
 	return r.HandoffProbe
+}
+
+// writeHandoffShares splits zklock's handoff into the probe, ZooKeeper and
+// zklock's own processes. The ZooKeeper rows are timed from the driver's
+// sessions (measureServerPart), without starting any process.
+func (r *Results) writeHandoffShares(w func(string, ...any)) {
+	sp, f := r.ServerPart, r.HandoffFloor
+	pair, queue := findHandoff(r.HandoffPair, "zklock"), findHandoff(r.Handoff, "zklock")
+	if sp == nil || f == nil || pair == nil {
+		return
+	}
+	rest := "nothing measurable"
+	if d := pair.Dist.P50 - sp.CloseToWatch.P50 - f.P50; d > 0.005 {
+		rest = "about " + ms(d) + " ms"
+	}
+	w("Where a zklock handoff goes (p50s, so the parts only roughly add up): ZooKeeper takes %s ms from the holder's session close to the waiter's watch event, and the probe's own exit and start take %s ms. Of the %s ms to the one waiter, that leaves %s for zklock's two processes: the holder noticing its command's exit and sending the close, the waiter waking up on the event and starting its command.",
+		ms(sp.CloseToWatch.P50), ms(f.P50), ms(pair.Dist.P50), rest)
+	if queue != nil {
+		w(" In a queue the woken waiter also lists the queue (%s ms on an idle server), which the rule of one watch notification per release makes necessary: nothing else tells a waiter whether the node it watched held the lock or gave up.", ms(sp.ListQueue.P50))
+	}
+	w("\n\n")
 }

@@ -31,10 +31,13 @@ type Results struct {
 	HandoffProbe string `json:"handoff_probe,omitempty"`
 	// HandoffFloor is the probe run twice, back to back, by the driver:
 	// what a stamp-to-stamp interval costs with no lock at all.
-	HandoffFloor *Dist          `json:"handoff_floor,omitempty"`
-	Memory       []MemoryResult `json:"memory"`
-	Queue        []QueueResult  `json:"queue"`
-	Profile      *Profile       `json:"profile,omitempty"`
+	HandoffFloor *Dist `json:"handoff_floor,omitempty"`
+	// ServerPart is ZooKeeper's own share of a handoff, timed from the
+	// driver's sessions (see measureServerPart).
+	ServerPart *ServerPart    `json:"server_part,omitempty"`
+	Memory     []MemoryResult `json:"memory"`
+	Queue      []QueueResult  `json:"queue"`
+	Profile    *Profile       `json:"profile,omitempty"`
 	// Micro is the lock package's micro-benchmark output (go test -bench).
 	Micro string `json:"micro,omitempty"`
 	// Notes are things the reader must know: skipped cells and why,
@@ -106,6 +109,15 @@ type HandoffResult struct {
 	Rounds  int    `json:"rounds"`
 	Dist    Dist   `json:"dist"`
 	Error   string `json:"error,omitempty"`
+}
+
+// ServerPart is what ZooKeeper itself takes in a handoff: from a session's
+// close to another session's watch event on its node, and a getChildren of
+// a queue of QueueLen nodes.
+type ServerPart struct {
+	QueueLen     int  `json:"queue_len"`
+	CloseToWatch Dist `json:"close_to_watch"`
+	ListQueue    Dist `json:"list_queue"`
 }
 
 // MemoryResult is the resident memory of a process waiting for a held lock.

@@ -35,7 +35,9 @@ func newCmdRun(g *globalOptions, u *ui, try bool, runF func(context.Context, *ru
 		Use:   "run --path PATH [flags] -- CMD [ARGS...]",
 		Short: "Wait for the lock, run the command, release the lock",
 		Long: `Join the queue for the lock at --path, run CMD once the lock is held, and
-release it when CMD exits. zklock exits with CMD's exit code.
+release it when CMD exits. zklock exits with CMD's exit code. A CMD name
+without a slash is looked up in PATH before zklock connects: one that is not
+found exits 127 at once rather than after the wait.
 
 --shared takes a read lock (shared holders run together, exclusive ones
 alone, in FIFO order); --limit N allows N holders at once. Repeat --path to

@@ -44,11 +44,7 @@ func TestChaos(t *testing.T) {
 	proxies := make([][]*zktest.Proxy, workers)
 	for w := range proxies {
 		for _, s := range c.Servers() {
-			p, err := zktest.NewProxy(s.Addr())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			p := zktest.NewProxyT(t, s.Addr())
 			proxies[w] = append(proxies[w], p)
 		}
 	}
@@ -92,7 +88,7 @@ func TestChaos(t *testing.T) {
 				mu.Lock()
 				pidOf[cmd.Process.Pid] = w
 				mu.Unlock()
-				code := exitCodeOf(t, cmd.Wait())
+				code := zktest.ExitCodeT(t, cmd.Wait())
 				mu.Lock()
 				delete(pidOf, cmd.Process.Pid)
 				codes[code]++

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,15 +29,6 @@ func zklock(t *testing.T, args ...string) *exec.Cmd {
 	c := exec.Command(bin, args...)
 	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1")
 	return c
-}
-
-func exitCodeOf(t *testing.T, err error) int {
-	t.Helper()
-	code, err := zktest.ExitCode(err)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return code
 }
 
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
@@ -104,26 +94,8 @@ func TestMutualExclusion(t *testing.T) {
 echo "$ZKLOCK_FENCING_TOKEN" >> "$D/tokens"
 sleep 0.01
 rmdir "$D/inside"`
-	var wg sync.WaitGroup
-	errs := make(chan error, procs*runs)
-	for p := 0; p < procs; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := 0; r < runs; r++ {
-				c := zklock(t, "run", "--path", path, "--", "sh", "-c", script)
-				c.Env = append(c.Env, "D="+dir)
-				if out, err := c.CombinedOutput(); err != nil {
-					errs <- fmt.Errorf("run: %v: %s", err, out)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	loops(t, procs, runs, dir, func(int) []string { return []string{"run", "--path", path} },
+		func(int) string { return script })
 	if b, err := os.ReadFile(filepath.Join(dir, "overlaps")); err == nil {
 		t.Fatalf("%d overlapping holders", bytes.Count(b, []byte("\n")))
 	}
@@ -169,7 +141,7 @@ func TestSignalWhileWaiting(t *testing.T) {
 	for i, sig := range sigs {
 		start := time.Now()
 		waiters[i].Process.Signal(sig)
-		code := exitCodeOf(t, waiters[i].Wait())
+		code := zktest.ExitCodeT(t, waiters[i].Wait())
 		if code != 128+int(sig) {
 			t.Errorf("%v while waiting: exit %d, want %d; stderr %s", sig, code, 128+int(sig), waiters[i].Stderr)
 		}
@@ -204,7 +176,7 @@ func TestSignalsForwarded(t *testing.T) {
 				return err == nil
 			})
 			c.Process.Signal(sig)
-			if code := exitCodeOf(t, c.Wait()); code != 7 {
+			if code := zktest.ExitCodeT(t, c.Wait()); code != 7 {
 				t.Errorf("exit %d, want the command's 7", code)
 			}
 			got, _ := os.ReadFile(filepath.Join(dir, "got"))
@@ -237,7 +209,7 @@ func TestNothingLeftBehind(t *testing.T) {
 	for _, tc := range cases {
 		path := lockPath(t)
 		c := zklock(t, append([]string{"run", "--path", path}, tc.args...)...)
-		if code := exitCodeOf(t, c.Run()); code != tc.code {
+		if code := zktest.ExitCodeT(t, c.Run()); code != tc.code {
 			t.Errorf("%s: exit %d, want %d", tc.name, code, tc.code)
 		}
 		assertGone(t, conn, path)
@@ -246,10 +218,10 @@ func TestNothingLeftBehind(t *testing.T) {
 	// Busy, timeout and SIGINT while waiting, behind one holder.
 	path := lockPath(t)
 	holder := startHolder(t, path)
-	if code := exitCodeOf(t, zklock(t, "tryrun", "--path", path, "--", "true").Run()); code != 75 {
+	if code := zktest.ExitCodeT(t, zklock(t, "tryrun", "--path", path, "--", "true").Run()); code != 75 {
 		t.Errorf("tryrun busy: exit %d", code)
 	}
-	if code := exitCodeOf(t, zklock(t, "run", "--timeout", "200ms", "--path", path, "--", "true").Run()); code != 75 {
+	if code := zktest.ExitCodeT(t, zklock(t, "run", "--timeout", "200ms", "--path", path, "--", "true").Run()); code != 75 {
 		t.Errorf("timeout: exit %d", code)
 	}
 	w := zklock(t, "run", "--path", path, "--", "true")
@@ -258,7 +230,7 @@ func TestNothingLeftBehind(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
 	w.Process.Signal(syscall.SIGINT)
-	if code := exitCodeOf(t, w.Wait()); code != 130 {
+	if code := zktest.ExitCodeT(t, w.Wait()); code != 130 {
 		t.Errorf("SIGINT while waiting: exit %d", code)
 	}
 	if n := queueLen(conn, path); n != 1 {
@@ -272,17 +244,13 @@ func TestNothingLeftBehind(t *testing.T) {
 // TestConnectTimeout: an unreachable ensemble, or one that accepts the
 // connection but never answers, fails with 69 within --connect-timeout.
 func TestConnectTimeout(t *testing.T) {
-	silent, err := zktest.NewProxy(server.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
+	silent := zktest.NewProxyT(t, server.Addrs()[0])
 	silent.Blackhole()
 	for _, servers := range []string{"127.0.0.1:1", silent.Addr()} {
 		start := time.Now()
 		c := zklock(t, "--servers", servers, "--connect-timeout", "1s", "run", "--path", "/cli/unreachable", "--", "true")
 		out, err := c.CombinedOutput()
-		if code := exitCodeOf(t, err); code != 69 {
+		if code := zktest.ExitCodeT(t, err); code != 69 {
 			t.Errorf("%s: exit %d, want 69: %s", servers, code, out)
 		}
 		// The bound allows for process start-up and the session close.

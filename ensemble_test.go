@@ -113,7 +113,7 @@ func TestEnsembleFailover(t *testing.T) {
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if code := exitCodeOf(t, r.wait()); code != 0 || r.stdout.String() != "done\n" || r.stderr.Len() != 0 {
+	if code := zktest.ExitCodeT(t, r.wait()); code != 0 || r.stdout.String() != "done\n" || r.stderr.Len() != 0 {
 		t.Fatalf("after killing the connected server: exit %d, stdout %q, stderr %q", code, r.stdout.String(), r.stderr.String())
 	}
 
@@ -126,7 +126,7 @@ func TestEnsembleFailover(t *testing.T) {
 	if err := leader.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if code := exitCodeOf(t, r.wait()); code != 0 || r.stdout.String() != "done\n" || r.stderr.Len() != 0 {
+	if code := zktest.ExitCodeT(t, r.wait()); code != 0 || r.stdout.String() != "done\n" || r.stderr.Len() != 0 {
 		t.Fatalf("after killing the leader: exit %d, stdout %q, stderr %q", code, r.stdout.String(), r.stderr.String())
 	}
 }

@@ -117,7 +117,7 @@ func startPairScript(t *testing.T, script string, holderArgs, waiterArgs []strin
 // holderLost checks the holder stopped its command because the lock was lost.
 func (p *pair) holderLost(t *testing.T) {
 	t.Helper()
-	if code := exitCodeOf(t, p.holder.Wait()); code != 76 {
+	if code := zktest.ExitCodeT(t, p.holder.Wait()); code != 76 {
 		t.Fatalf("holder exit %d, want 76 (lock lost); stderr: %s", code, p.holderErr.String())
 	}
 	if !strings.Contains(p.holderErr.String(), "lock lost") {
@@ -129,7 +129,7 @@ func (p *pair) holderLost(t *testing.T) {
 // tree had died, and returns the gap between the two.
 func (p *pair) waiterNext(t *testing.T) time.Duration {
 	t.Helper()
-	if code := exitCodeOf(t, p.waiter.Wait()); code != 0 {
+	if code := zktest.ExitCodeT(t, p.waiter.Wait()); code != 0 {
 		if code == overlapExit {
 			t.Fatalf("OVERLAP: the waiter started while the lost holder's command tree was alive")
 		}
@@ -149,11 +149,7 @@ func (p *pair) waiterNext(t *testing.T) time.Duration {
 // handoff to the waiter. It returns the gap.
 func handoff(t *testing.T, script string, fault func(*zktest.Proxy)) time.Duration {
 	t.Helper()
-	proxy, err := zktest.NewProxy(server.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := zktest.NewProxyT(t, server.Addrs()[0])
 	conn := rawZK(t)
 	p := startPairScript(t, script, []string{"--servers", proxy.Addr(), "--session-timeout", "2s"},
 		[]string{"--session-timeout", "2s"}, func(path string) int { return queueLen(conn, path) })
@@ -194,11 +190,7 @@ func TestShortDisconnection(t *testing.T) {
 		"cut":       (*zktest.Proxy).Cut,
 	} {
 		t.Run(name, func(t *testing.T) {
-			proxy, err := zktest.NewProxy(server.Addrs()[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer proxy.Close()
+			proxy := zktest.NewProxyT(t, server.Addrs()[0])
 			dir := t.TempDir()
 			// T = 4s: stopped after 2.6s of silence; the outage is 1s.
 			c := zklock(t, "--servers", proxy.Addr(), "--session-timeout", "4s", "run", "--path", lockPath(t), "--",
@@ -212,7 +204,7 @@ func TestShortDisconnection(t *testing.T) {
 			fault(proxy)
 			time.Sleep(time.Second)
 			proxy.Heal()
-			if code := exitCodeOf(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
+			if code := zktest.ExitCodeT(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want an undisturbed command", code, stdout.String(), stderr.String())
 			}
 		})
@@ -239,7 +231,7 @@ func TestServerRestart(t *testing.T) {
 	if err := s.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if code := exitCodeOf(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
+	if code := zktest.ExitCodeT(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, stderr %q; want an undisturbed command", code, stdout.String(), stderr.String())
 	}
 }
@@ -273,7 +265,7 @@ func TestKillZklock(t *testing.T) {
 		return !pidAlive(child) && !pidAlive(grandchild)
 	})
 	t.Logf("command tree gone %s after SIGKILL", time.Since(killed).Round(time.Millisecond))
-	if code := exitCodeOf(t, waiter.Wait()); code != 0 {
+	if code := zktest.ExitCodeT(t, waiter.Wait()); code != 0 {
 		t.Fatalf("waiter exit %d", code)
 	}
 	t.Logf("next holder started %s after SIGKILL (session timeout 2s)", time.Since(killed).Round(time.Millisecond))

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // loops runs n goroutines that each run zklock `runs` times with args and
@@ -91,7 +93,7 @@ sleep 0.03; rmdir "$D/writer"`
 	gate.Process.Signal(syscall.SIGTERM)
 	gate.Wait()
 	for _, c := range readers {
-		if code := exitCodeOf(t, c.Wait()); code != 0 {
+		if code := zktest.ExitCodeT(t, c.Wait()); code != 0 {
 			t.Errorf("reader exit %d", code)
 		}
 	}
@@ -144,7 +146,7 @@ while [ ! -e "$D/go" ]; do sleep 0.02; done; rmdir "$D/h.$$"`
 	// A different limit is refused while the holders agree on 3.
 	c := zklock(t, "tryrun", "--limit", "2", "--path", path, "--", "true")
 	out, err := c.CombinedOutput()
-	if code := exitCodeOf(t, err); code != 64 || !strings.Contains(string(out), "--limit 3") {
+	if code := zktest.ExitCodeT(t, err); code != 64 || !strings.Contains(string(out), "--limit 3") {
 		t.Errorf("mismatched limit: exit %d: %s", code, out)
 	}
 	if n := running(); n != 3 {
@@ -154,7 +156,7 @@ while [ ! -e "$D/go" ]; do sleep 0.02; done; rmdir "$D/h.$$"`
 		t.Fatal(err)
 	}
 	for _, h := range holders {
-		if code := exitCodeOf(t, h.Wait()); code != 0 {
+		if code := zktest.ExitCodeT(t, h.Wait()); code != 0 {
 			t.Errorf("holder exit %d", code)
 		}
 	}

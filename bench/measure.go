@@ -26,27 +26,27 @@ const holdScript = `read _ < "$0"; exec "$@"`
 // at end of file, which is what the release is, hence the `|| :`.
 const holdOnlyScript = `read _ < "$0" || :`
 
-func settleFor(t *Tool) time.Duration {
+// byClass picks the value for the tool's class: a native binary, a Python
+// interpreter or a JVM, whose start-ups differ by orders of magnitude.
+func byClass[T any](t *Tool, native, python, jvm T) T {
 	switch t.Class {
-	case "jvm":
-		return 2 * time.Second
 	case "python":
-		return time.Second
+		return python
+	case "jvm":
+		return jvm
 	}
-	return 500 * time.Millisecond
+	return native
+}
+
+func settleFor(t *Tool) time.Duration {
+	return byClass(t, 500*time.Millisecond, time.Second, 2*time.Second)
 }
 
 // ---------------------------------------------------------------- uncontended
 
 func measureUncontended(ctx context.Context, e *env, cfg Config, tools []*Tool, res *Results) error {
 	runs := func(t *Tool) int {
-		switch t.Class {
-		case "python":
-			return cfg.UncontendedRunsPython
-		case "jvm":
-			return cfg.UncontendedRunsJVM
-		}
-		return cfg.UncontendedRuns
+		return byClass(t, cfg.UncontendedRuns, cfg.UncontendedRunsPython, cfg.UncontendedRunsJVM)
 	}
 	const maxErrors = 3
 	samples := map[string][]time.Duration{}
@@ -288,13 +288,7 @@ func measureHandoff(ctx context.Context, e *env, cfg Config, tools []*Tool, res 
 	logf("   floor (%s, then again) p50 %.3f ms", res.HandoffProbe, d.P50)
 
 	waitersFor := func(t *Tool) int {
-		switch t.Class {
-		case "python":
-			return cfg.HandoffWaitersPython
-		case "jvm":
-			return cfg.HandoffWaitersJVM
-		}
-		return cfg.HandoffWaiters
+		return byClass(t, cfg.HandoffWaiters, cfg.HandoffWaitersPython, cfg.HandoffWaitersJVM)
 	}
 	sp, err := measureServerPart(ctx, e, 100, cfg.HandoffWaiters)
 	if err != nil {
@@ -311,10 +305,7 @@ func measureHandoff(ctx context.Context, e *env, cfg Config, tools []*Tool, res 
 	// knows it holds the lock without listing the queue again.
 	logf("   one waiter behind one holder")
 	pairRounds := func(t *Tool) int {
-		if t.Class == "python" || t.Class == "jvm" {
-			return cfg.HandoffPairRoundsSlow
-		}
-		return cfg.HandoffPairRounds
+		return byClass(t, cfg.HandoffPairRounds, cfg.HandoffPairRoundsSlow, cfg.HandoffPairRoundsSlow)
 	}
 	res.HandoffPair = handoffRounds(ctx, e, tools, dir, "pair", func(*Tool) int { return 1 }, pairRounds)
 	return ctx.Err()

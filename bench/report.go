@@ -340,7 +340,7 @@ func render(r *Results, md, plotDir string) error {
 			w("| *%s* | – | %d | %s | %s | %s | %s |\n", d.what, d.dist.N, ms(d.dist.P50), ms(d.dist.P90), ms(d.dist.P99), ms(d.dist.Max))
 		}
 	}
-	for _, h := range append(append([]HandoffResult(nil), r.HandoffPair...), r.Handoff...) {
+	for _, h := range r.allHandoffs() {
 		if h.Dist.N == 0 {
 			w("| %s | %d | 0 | – | – | – | failed: %s |\n", r.toolName(h.Tool), h.Waiters, h.Error)
 			continue
@@ -576,19 +576,30 @@ func profileSummary(p *Profile) string {
 	return strings.Join(parts, " ")
 }
 
+// distBar is a bar for one distribution: its p50, with a whisker at the
+// upper percentile named, or "failed" when nothing was measured.
+func distBar(key, label string, d Dist, upperName string, upper float64) hbar {
+	row := hbar{Key: key, Label: label, HighlightRow: key == "zklock"}
+	if d.N == 0 {
+		row.Unavailable = "failed"
+		return row
+	}
+	row.Value, row.Whisker = d.P50, upper
+	row.Annotation = fmt.Sprintf("%s ms (%s %s)", ms(d.P50), upperName, ms(upper))
+	return row
+}
+
+// allHandoffs lists the one-waiter handoffs, then the queue's.
+func (r *Results) allHandoffs() []HandoffResult {
+	return append(append([]HandoffResult(nil), r.HandoffPair...), r.Handoff...)
+}
+
 // renderPlots writes the SVG plots and returns their paths by name.
 func renderPlots(r *Results, dir string) (map[string]string, error) {
 	out := map[string]string{}
 	var rows []hbar
 	for _, l := range r.Uncontended {
-		row := hbar{Key: l.Tool, Label: r.toolName(l.Tool), HighlightRow: l.Tool == "zklock"}
-		if l.Dist.N == 0 {
-			row.Unavailable = "failed"
-		} else {
-			row.Value, row.Whisker = l.Dist.P50, l.Dist.P90
-			row.Annotation = fmt.Sprintf("%s ms (p90 %s)", ms(l.Dist.P50), ms(l.Dist.P90))
-		}
-		rows = append(rows, row)
+		rows = append(rows, distBar(l.Tool, r.toolName(l.Tool), l.Dist, "p90", l.Dist.P90))
 	}
 	if len(rows) > 0 {
 		p := filepath.Join(dir, "uncontended.svg")
@@ -628,22 +639,14 @@ func renderPlots(r *Results, dir string) (map[string]string, error) {
 	rows = nil
 	if f := r.HandoffFloor; f != nil {
 		probe := strings.Fields(r.probe())[0]
-		rows = append(rows, hbar{Key: "floor", Label: "floor (" + probe + ", " + probe + ")", Value: f.P50, Whisker: f.P99,
-			Annotation: fmt.Sprintf("%s ms (p99 %s)", ms(f.P50), ms(f.P99))})
+		rows = append(rows, distBar("floor", "floor ("+probe+", "+probe+")", *f, "p99", f.P99))
 	}
-	for _, h := range append(append([]HandoffResult(nil), r.HandoffPair...), r.Handoff...) {
+	for _, h := range r.allHandoffs() {
 		queue := "1 waiter"
 		if h.Waiters != 1 {
 			queue = fmt.Sprintf("%d queued", h.Waiters)
 		}
-		row := hbar{Key: h.Tool, Label: r.toolName(h.Tool) + ", " + queue, HighlightRow: h.Tool == "zklock"}
-		if h.Dist.N == 0 {
-			row.Unavailable = "failed"
-		} else {
-			row.Value, row.Whisker = h.Dist.P50, h.Dist.P99
-			row.Annotation = fmt.Sprintf("%s ms (p99 %s)", ms(h.Dist.P50), ms(h.Dist.P99))
-		}
-		rows = append(rows, row)
+		rows = append(rows, distBar(h.Tool, r.toolName(h.Tool)+", "+queue, h.Dist, "p99", h.Dist.P99))
 	}
 	if len(r.Handoff)+len(r.HandoffPair) > 0 {
 		p := filepath.Join(dir, "handoff.svg")

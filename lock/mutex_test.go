@@ -233,11 +233,7 @@ func TestCancelWhileWaitingLeavesNothing(t *testing.T) {
 // ahead of us in the queue for as long as the session lives.
 func TestProtectedCreate(t *testing.T) {
 	path := testPath(t)
-	proxy, err := zktest.NewProxy(server.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := zktest.NewProxyT(t, server.Addrs()[0])
 	c := dial(t, proxy.Addr(), nil)
 	// Make the lock path exist first, so the trap catches the create of the
 	// contender node rather than of a parent.

@@ -98,7 +98,7 @@ func TestStartErrors(t *testing.T) {
 			}
 			// The runner's way: Resolve before queueing for the lock, then
 			// run what was resolved. The outcome must be the same.
-			path, err := Resolve(c.argv[0])
+			path, err := Resolve(c.argv)
 			if err == nil {
 				err = Run(context.Background(), Spec{Argv: c.argv, Path: path, Stdin: devNull(t)})
 			}

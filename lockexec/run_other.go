@@ -16,7 +16,7 @@ func Run(ctx context.Context, s Spec) error {
 }
 
 // Resolve reports the same lack of support as Run.
-func Resolve(argv0 string) (string, error) {
+func Resolve(argv []string) (string, error) {
 	return "", errors.New("lockexec: running commands is not supported on " + runtime.GOOS)
 }
 

@@ -23,7 +23,7 @@ import (
 // command itself has exited, and every goroutine it starts has ended.
 func Run(ctx context.Context, s Spec) error {
 	if len(s.Argv) == 0 {
-		return &StartError{Code: 127, Err: errors.New("empty command")}
+		return errEmptyCommand
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("command not started: %w", err)
@@ -42,9 +42,9 @@ func Run(ctx context.Context, s Spec) error {
 	}
 	path := s.Path
 	if path == "" {
-		var serr *StartError
-		if path, serr = lookPath(s.Argv[0]); serr != nil {
-			return serr
+		var err error
+		if path, err = Resolve(s.Argv); err != nil {
+			return err
 		}
 	}
 

@@ -12,14 +12,18 @@ import (
 	"syscall"
 )
 
-// Resolve finds the file argv0 names, as execvp would, and classifies a
-// failure the way a shell does for exit codes: not found anywhere is 127, but
-// a file of that name that is not executable is 126 (exec.LookPath alone
-// reports both as "not found"). The error is a *StartError. Callers resolve
-// before they queue for a lock, so that a typo fails at once rather than
-// after the wait, and pass the result in Spec.Path.
-func Resolve(argv0 string) (string, error) {
-	path, serr := lookPath(argv0)
+// Resolve finds the file argv[0] names, as execvp would, and classifies a
+// failure the way a shell does for exit codes: not found anywhere (or no
+// command at all) is 127, but a file of that name that is not executable is
+// 126 (exec.LookPath alone reports both as "not found"). The error is a
+// *StartError. Callers resolve before they queue for a lock, so that a typo
+// fails at once rather than after the wait, and pass the result in
+// Spec.Path.
+func Resolve(argv []string) (string, error) {
+	if len(argv) == 0 {
+		return "", errEmptyCommand
+	}
+	path, serr := lookPath(argv[0])
 	if serr != nil {
 		return "", serr
 	}
@@ -76,6 +80,8 @@ func execError(argv0, path string, err error) *StartError {
 }
 
 var errBadInterpreter = errors.New("bad interpreter: no such file or directory")
+
+var errEmptyCommand = &StartError{Code: 127, Err: errors.New("empty command")}
 
 // waitEvent is one state change of the child reported by wait4.
 type waitEvent struct {

@@ -89,7 +89,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// A command that cannot be found fails now, not after a wait in the
 	// queue; this also keeps the PATH search off the path from the lock's
 	// release to the command's start.
-	argv0, err := lockexec.Resolve(o.Argv[0])
+	cmdPath, err := lockexec.Resolve(o.Argv)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	lost := guardAll(runCtx, leases, budget.Deadline, budget.Timeout/10)
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
-		Path:          argv0,
+		Path:          cmdPath,
 		Env:           env,
 		Signals:       sigs,
 		Lost:          lost,

@@ -49,11 +49,7 @@ func TestNegotiatedTimeout(t *testing.T) {
 // the timeout) while the server answers, and stops moving when the server
 // falls silent.
 func TestLastHeard(t *testing.T) {
-	proxy, err := zktest.NewProxy(server.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := zktest.NewProxyT(t, server.Addrs()[0])
 	c := dialT(t, []string{proxy.Addr()}, 3*time.Second)
 	first := c.LastHeard()
 	if first.IsZero() || time.Since(first) > time.Second {
@@ -88,11 +84,7 @@ func TestLastHeard(t *testing.T) {
 // cut off, the client reports it as lost once it is back, and go-zookeeper's
 // silent replacement session does not count as the same session.
 func TestSessionLost(t *testing.T) {
-	proxy, err := zktest.NewProxy(server.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := zktest.NewProxyT(t, server.Addrs()[0])
 	c := dialT(t, []string{proxy.Addr()}, 800*time.Millisecond)
 	id := c.SessionID()
 	proxy.Cut()
@@ -154,11 +146,7 @@ func TestChrootPaths(t *testing.T) {
 // wire, and a close reports whether the server confirmed it.
 func TestCreateZxidAndCloseAcked(t *testing.T) {
 	ctx := context.Background()
-	proxy, err := zktest.NewProxy(server.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := zktest.NewProxyT(t, server.Addrs()[0])
 	c := dialT(t, []string{proxy.Addr()}, 4*time.Second)
 	p, err := c.Create(ctx, "/zxid-", nil, zk.FlagEphemeralSequential)
 	if err != nil {

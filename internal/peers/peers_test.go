@@ -48,15 +48,6 @@ func runnerCmd(t *testing.T, runner string, args ...string) *exec.Cmd {
 	return exec.Command(argv[0], argv[1:]...)
 }
 
-func exitCode(t *testing.T, err error) int {
-	t.Helper()
-	code, err := zktest.ExitCode(err)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return code
-}
-
 // stepScript is a command that, on its n-th run, creates in-n and then
 // waits for out-n: the test inspects the server while the lock is held and
 // then lets the command finish.
@@ -111,7 +102,7 @@ func (s *stepped) exit(t *testing.T) int {
 	select {
 	case err := <-s.done:
 		s.done <- err
-		return exitCode(t, err)
+		return zktest.ExitCodeT(t, err)
 	case <-time.After(20 * time.Second):
 		t.Fatalf("runner still running; stderr: %s", s.stderr.String())
 		return -1
@@ -305,7 +296,7 @@ func TestExitStatus(t *testing.T) {
 				c.Env = append(os.Environ(), "D="+dir)
 				var stderr bytes.Buffer
 				c.Stderr = &stderr
-				code := exitCode(t, c.Run())
+				code := zktest.ExitCodeT(t, c.Run())
 				if code != tc.want {
 					t.Errorf("%s: exit %d, want %d; stderr: %s", tc.name, code, tc.want, stderr.String())
 				}

@@ -102,6 +102,17 @@ func ExitCode(err error) (int, error) {
 	return 0, err
 }
 
+// ExitCodeT is ExitCode for a test: a command that could not be run or
+// waited for fails the test.
+func ExitCodeT(tb testing.TB, err error) int {
+	tb.Helper()
+	code, err := ExitCode(err)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return code
+}
+
 // cliMain runs one package's tests with a server, for MainWithCLI.
 type cliMain struct {
 	m    *testing.M

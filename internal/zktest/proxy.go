@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -54,6 +55,18 @@ type Proxy struct {
 	trapOp    int32
 	trapFired chan struct{}
 	fires     int
+}
+
+// NewProxyT is NewProxy for a test: it fails the test on error and closes
+// the proxy when the test ends.
+func NewProxyT(tb testing.TB, target string) *Proxy {
+	tb.Helper()
+	p, err := NewProxy(target)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close() })
+	return p
 }
 
 // NewProxy listens on a free loopback port and forwards every accepted

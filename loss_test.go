@@ -270,3 +270,26 @@ func TestKillZklock(t *testing.T) {
 	}
 	t.Logf("next holder started %s after SIGKILL (session timeout 2s)", time.Since(killed).Round(time.Millisecond))
 }
+
+// TestFrozenZklock: the holder's zklock (not its command) is stopped for
+// longer than the session timeout, as by SIGSTOP, a debugger, starvation
+// or swapping. It can no longer stop its command, and the server expires
+// its session on its own clock; the watchdog, which zklock renews on every
+// confirmation from the ensemble, must end the command tree before the
+// next holder starts. Continued, the holder reports the lost lock.
+func TestFrozenZklock(t *testing.T) {
+	conn := rawZK(t)
+	p := startPair(t, []string{"--session-timeout", "2s"}, []string{"--session-timeout", "2s"},
+		func(path string) int { return queueLen(conn, path) })
+	frozen := time.Now()
+	if err := p.holder.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	gap := p.waiterNext(t)
+	t.Logf("next holder started %s after zklock froze; gap after the frozen holder's last sign of life: %s",
+		time.Since(frozen).Round(time.Millisecond), gap.Round(time.Millisecond))
+	if err := p.holder.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	p.holderLost(t)
+}

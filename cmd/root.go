@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -68,6 +69,11 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 
 // Main runs zklock with the process's arguments and returns the exit code.
 func Main() int {
+	// zklock's watchdog is zklock itself, started again in its own mode
+	// (see lockexec.StartWatchdog).
+	if lockexec.IsWatchdog() {
+		return lockexec.WatchdogMain()
+	}
 	oneThread()
 	return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 }

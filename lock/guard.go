@@ -5,82 +5,134 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zkconn"
 )
 
 var (
-	// ErrNoContact means the server has not been heard from for so long
-	// that the session could expire before a command could be stopped.
-	ErrNoContact = errors.New("no contact with ZooKeeper")
-	// ErrNodeGone means our lock node was deleted while we held the lock
-	// (by an operator, or because the session ended).
+	// ErrNoContact means the ensemble has not confirmed the session for so
+	// long that it could expire before a command could be stopped.
+	ErrNoContact = errors.New("no contact with the ZooKeeper quorum")
+	// ErrNodeGone means one of our lock nodes was deleted while we held the
+	// lock (by an operator, or because the session ended).
 	ErrNodeGone = errors.New("lock node deleted")
 )
 
-// Guard watches a held lock and reports, once, on the returned channel when
-// it must be treated as lost:
+// Guard watches the locks one session holds and reports, once, on the
+// returned channel when they must be treated as lost:
 //
 //   - the session expired, or go-zookeeper replaced it with a new one;
-//   - our node is gone (checked every checkEvery with a plain exists, so no
-//     watch is added to the queue's watch table);
-//   - the server has not been heard from for deadline, counted from the
-//     client's LastHeard: the send time of the last request that got a
-//     reply. The caller picks deadline so that the command can be stopped
-//     before the server could expire the session (see runner.Budget).
+//   - one of our nodes was deleted: each is watched with a data watch of
+//     its own, so a deletion is known as soon as the server tells it, with
+//     no polling;
+//   - the budget's Deadline has passed since the client's QuorumHeard: the
+//     ensemble has not confirmed the session for so long that the command
+//     must be stopped now to be dead before the leader could expire it.
 //
-// The goroutine behind it ends when ctx is done; the channel is never
+// Every time QuorumHeard moves, renew (when set) is called with the new
+// moments at which the command must be sent SIGTERM and SIGKILL, so that a
+// watchdog outside this process can enforce them if this process stops
+// running (see lockexec.Watchdog). renew is called from Guard's goroutine,
+// once before Guard returns.
+//
+// The goroutines behind it end when ctx is done; the channel is never
 // closed, so a caller selecting on it after ctx ends just never fires.
-func (l *Lease) Guard(ctx context.Context, deadline, checkEvery time.Duration) <-chan error {
+func Guard(ctx context.Context, c *zkconn.Client, leases []*Lease, b Budget, renew func(stop, kill time.Time)) <-chan error {
 	out := make(chan error, 1)
-	go func() {
-		report := func(err error) {
+	var reported bool
+	report := func(err error) {
+		if !reported {
+			reported = true
 			out <- err
 		}
-		timer := time.NewTimer(time.Until(l.c.LastHeard().Add(deadline)))
+	}
+	heard := c.QuorumHeard()
+	if renew != nil {
+		renew(b.Stop(heard), b.Kill(heard))
+	}
+	gone := make(chan error, len(leases))
+	for _, l := range leases {
+		go l.watchOwn(ctx, gone)
+	}
+	go func() {
+		timer := time.NewTimer(time.Until(b.Stop(heard)))
 		defer timer.Stop()
-		ticker := time.NewTicker(checkEvery)
-		defer ticker.Stop()
-		checked := make(chan error, 1)
-		inFlight := false
+		// QuorumHeard moves with the keepalive's syncs (every T/20):
+		// look that often, so a renewal is never far behind.
+		poll := time.NewTicker(max(b.Timeout/20, time.Millisecond))
+		defer poll.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-l.c.Lost():
-				report(l.c.LostErr())
-				return
+			case <-c.Lost():
+				report(c.LostErr())
+			case err := <-gone:
+				report(err)
+			case <-poll.C:
+				if now := c.QuorumHeard(); now.After(heard) {
+					heard = now
+					timer.Reset(time.Until(b.Stop(heard)))
+					if renew != nil && !reported {
+						renew(b.Stop(heard), b.Kill(heard))
+					}
+				}
 			case <-timer.C:
-				last := l.c.LastHeard()
-				if wait := time.Until(last.Add(deadline)); wait > 0 {
-					timer.Reset(wait)
+				if now := c.QuorumHeard(); now.After(heard) {
+					heard = now
+					timer.Reset(time.Until(b.Stop(heard)))
 					continue
 				}
 				report(fmt.Errorf("%w for %s (session timeout %s): the session may expire before the command could be stopped",
-					ErrNoContact, time.Since(last).Round(10*time.Millisecond), l.c.NegotiatedTimeout()))
-				return
-			case <-ticker.C:
-				// One check at a time: while disconnected the request
-				// waits for the connection, and the timer above is what
-				// decides.
-				if !inFlight {
-					inFlight = true
-					go func() {
-						ok, _, err := l.c.Exists(ctx, l.Node)
-						if err == nil && !ok {
-							err = fmt.Errorf("%w: %s", ErrNodeGone, l.Node)
-						} else {
-							err = nil
-						}
-						checked <- err
-					}()
-				}
-			case err := <-checked:
-				inFlight = false
-				if err != nil {
-					report(err)
-					return
-				}
+					ErrNoContact, time.Since(heard).Round(10*time.Millisecond), b.Timeout))
 			}
 		}
 	}()
 	return out
+}
+
+// watchOwn keeps a data watch on our node until ctx ends, and sends
+// ErrNodeGone (or the session's loss) on gone if the node goes. A data
+// change (a Curator-style revocation request, say) only re-arms the watch.
+func (l *Lease) watchOwn(ctx context.Context, gone chan<- error) {
+	for {
+		_, _, ev, err := l.c.GetW(ctx, l.Node)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, zk.ErrNoNode):
+			gone <- fmt.Errorf("%w: %s", ErrNodeGone, l.Node)
+			return
+		case err != nil && zkconn.IsConnectionLoss(err):
+			if err := l.c.WaitSession(ctx); err != nil {
+				if ctx.Err() == nil {
+					gone <- err
+				}
+				return
+			}
+			continue
+		case err != nil:
+			if zkconn.IsSessionLoss(err) {
+				gone <- err
+			}
+			// Anything else (the server refusing a read of our own
+			// node) leaves the deadline and the session's loss to
+			// decide.
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case e := <-ev:
+			switch {
+			case e.Type == zk.EventNodeDeleted:
+				gone <- fmt.Errorf("%w: %s", ErrNodeGone, l.Node)
+				return
+			case e.Type == zk.EventNotWatching && zkconn.IsSessionLoss(e.Err):
+				gone <- fmt.Errorf("%w: %w", zkconn.ErrSessionLost, e.Err)
+				return
+			}
+		}
+	}
 }

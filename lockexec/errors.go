@@ -12,6 +12,9 @@ import (
 // policy was Terminate.
 var ErrLockLost = errors.New("lock lost while the command ran")
 
+// errUnrenewed is the cause of a loss that the watchdog, not zklock, acted on.
+var errUnrenewed = errors.New("zklock did not confirm the session in time (was it stopped or starved?): the watchdog stopped the command")
+
 // ErrMaxRuntime is wrapped by Run's error when the command ran longer than
 // Spec.MaxRuntime.
 var ErrMaxRuntime = errors.New("command exceeded --max-runtime")

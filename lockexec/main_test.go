@@ -43,6 +43,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if IsWatchdog() {
+		os.Exit(WatchdogMain())
+	}
 	switch os.Getenv(envHelper) {
 	case "run":
 		os.Exit(helperRun())

@@ -93,6 +93,7 @@ func Run(ctx context.Context, s Spec) error {
 		}
 		defer wd.Retire()
 	}
+	sv.wd = wd
 	if err := wd.arm(c.pid); err != nil {
 		sv.warn("cannot arm the watchdog: " + err.Error())
 	}
@@ -114,6 +115,7 @@ type supervisor struct {
 	pgid  int // the command's process group; the child leads it
 	tty   terminal
 	grace time.Duration
+	wd    *Watchdog // nil-safe; tells whether it stopped the command
 
 	// term is set once Run decides to stop the command, and the first
 	// reason wins: later lock loss or max-runtime change nothing.
@@ -174,6 +176,13 @@ func (sv *supervisor) loop(ctx context.Context, contC <-chan os.Signal) error {
 			}
 			sv.exit = exitResult(ev.status)
 			sv.reclaimTerminal()
+			if sv.term == nil && sv.wd.stopped(time.Now()) {
+				// The watchdog's deadline passed before zklock renewed
+				// it (zklock was stopped or starved): the command's end
+				// is the lock's loss. Whatever is left of its group
+				// gets the same treatment as on any loss.
+				sv.onLost(errUnrenewed)
+			}
 			if sv.term == nil {
 				if sv.exit == nil {
 					return nil

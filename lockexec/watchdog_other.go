@@ -2,7 +2,10 @@
 
 package lockexec
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Watchdog is unsupported here: Run itself is Unix-only.
 type Watchdog struct{}
@@ -12,3 +15,12 @@ func StartWatchdog() (*Watchdog, error) { return nil, errors.New("unsupported pl
 
 // Retire does nothing.
 func (wd *Watchdog) Retire() {}
+
+// Renew does nothing.
+func (wd *Watchdog) Renew(stop, kill time.Time) {}
+
+// IsWatchdog is always false here.
+func IsWatchdog() bool { return false }
+
+// WatchdogMain is never called here.
+func WatchdogMain() int { return 1 }

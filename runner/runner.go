@@ -136,14 +136,19 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	budget := o.budget(client)
-	o.logf("session timeout %s; if ZooKeeper is silent for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
+	o.logf("session timeout %s; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
 		budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	// Checking our nodes every T/10 keeps LastHeard fresh between
-	// go-zookeeper's own pings (every T/3), so an outage of up to about
-	// Deadline − T/10 ≈ 0.55·T heals without disturbing the command.
-	lost := guardAll(runCtx, leases, budget.Deadline, budget.Timeout/10)
+	// The watchdog enforces the same deadlines as the guard, from outside
+	// this process: renewed on every confirmation from the ensemble, so a
+	// stopped or starved zklock cannot outlive its lock through its
+	// command. Under --on-lost ignore it only watches for zklock's death.
+	var renew func(stop, kill time.Time)
+	if o.OnLost == lockexec.Terminate {
+		renew = wd.Renew
+	}
+	lost := lock.Guard(runCtx, client, leases, budget, renew)
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
 		Path:          cmdPath,
@@ -224,30 +229,8 @@ func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 		what, c.NegotiatedTimeout())
 }
 
-// guardAll merges the guards of every held lock: losing any one is losing.
-func guardAll(ctx context.Context, leases []*lock.Lease, deadline, every time.Duration) <-chan error {
-	if len(leases) == 1 {
-		return leases[0].Guard(ctx, deadline, every)
-	}
-	out := make(chan error, 1)
-	for _, l := range leases {
-		ch := l.Guard(ctx, deadline, every)
-		go func() {
-			select {
-			case err := <-ch:
-				select {
-				case out <- err:
-				default: // another lock's loss was reported first
-				}
-			case <-ctx.Done():
-			}
-		}()
-	}
-	return out
-}
-
 // budget is how the session timeout is spent if contact is lost; see Budget.
-func (o *Options) budget(c *zkconn.Client) Budget {
+func (o *Options) budget(c *zkconn.Client) lock.Budget {
 	t := c.NegotiatedTimeout()
 	if t <= 0 {
 		t = o.Conn.SessionTimeout
@@ -256,7 +239,7 @@ func (o *Options) budget(c *zkconn.Client) Budget {
 	if grace <= 0 {
 		grace = lockexec.DefaultKillGrace
 	}
-	return NewBudget(t, grace)
+	return lock.NewBudget(t, grace)
 }
 
 // acquire connects and waits for the locks. A signal cancels the wait; the

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,12 @@ type Client struct {
 	sess   *session
 	wire   *wireTracker
 	closed atomic.Bool
+	debugf func(format string, args ...any)
+
+	// The keepalive goroutine (keepalive.go): started once the session is
+	// up, ended by Close.
+	stop, stopped chan struct{}
+	stopOnce      sync.Once
 }
 
 type logFunc func(string, ...any)
@@ -70,7 +77,8 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		logf = o.Debugf
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), sess: newSession(),
-		wire: &wireTracker{now: time.Now}}
+		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
+		debugf: logf}
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
 		var conn net.Conn
 		var err error
@@ -136,13 +144,28 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 			return nil, fmt.Errorf("%w: auth: %v", ErrUnavailable, err)
 		}
 	}
+	c.wire.mu.Lock()
+	c.wire.handshake = handshakeLimit(c.wire.negotiated)
+	c.wire.mu.Unlock()
+	c.stop, c.stopped = make(chan struct{}), make(chan struct{})
+	go c.keepalive()
 	return c, nil
+}
+
+// stopKeepalive ends the keepalive, if it was started, and waits for it.
+func (c *Client) stopKeepalive() {
+	if c.stop == nil {
+		return
+	}
+	c.stopOnce.Do(func() { close(c.stop) })
+	<-c.stopped
 }
 
 // Close ends the session; the server deletes its ephemeral nodes in the same
 // step. Safe to call more than once.
 func (c *Client) Close() {
 	if c.closed.CompareAndSwap(false, true) {
+		c.stopKeepalive()
 		c.conn.Close()
 	}
 }
@@ -168,14 +191,21 @@ func (c *Client) NegotiatedTimeout() time.Duration {
 	return t
 }
 
-// LastHeard is the latest moment the server is known to have heard from this
-// session: the send time of the last request (including go-zookeeper's own
-// pings) that got a reply. The server cannot expire the session before
-// LastHeard plus NegotiatedTimeout.
+// LastHeard is the send time of the last request (go-zookeeper's own pings
+// included) that got a reply from the server connected at the time. It
+// shows the connection is alive; it is no bound on the session's expiry,
+// since a server cut off from its leader goes on answering (QuorumHeard is
+// that bound).
 func (c *Client) LastHeard() time.Time {
 	_, t := c.wire.snapshot()
 	return t
 }
+
+// QuorumHeard is the latest moment the ensemble's leader is known to have
+// restarted this session's expiry clock (see quorum.go). The session cannot
+// expire before QuorumHeard plus NegotiatedTimeout, whichever server the
+// client is connected to and whatever that server still answers.
+func (c *Client) QuorumHeard() time.Time { return c.wire.quorum() }
 
 // CreateZxid is the zxid of this session's create of p, read from the reply
 // on the wire: the node's czxid, known without asking the server again.
@@ -190,6 +220,7 @@ func (c *Client) CloseAcked() bool {
 	if !c.closed.CompareAndSwap(false, true) {
 		return false
 	}
+	c.stopKeepalive()
 	before := time.Now()
 	c.conn.Close()
 	// The close is the last request; a reply to it moves LastHeard to

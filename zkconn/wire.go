@@ -8,16 +8,18 @@ import (
 )
 
 // wireTracker watches the bytes go-zookeeper exchanges with the server to
-// learn two facts the library keeps to itself:
+// learn facts the library keeps to itself:
 //
 //   - the negotiated session timeout, from the ConnectResponse (the server
 //     clamps the requested timeout to its own bounds, and that clamped value
 //     is the one that decides when the session expires);
-//   - when the server last certainly heard from this session: the send time
-//     of the last request that got a reply. A reply proves the server read
-//     the request, so the server's expiry clock was reset no earlier than
-//     that send time. The time of the reply, or of a disconnect event, says
-//     nothing about when the server last heard from us.
+//   - when the server last answered at all: the send time of the last
+//     request that got a reply (lastHeard). It tells a live connection from
+//     a silent one, nothing more: see quorum.go for why a reply from one
+//     server is no proof that the session's expiry clock was reset;
+//   - when the ensemble's leader last certainly touched the session
+//     (quorumHeard), by the rules in quorum.go;
+//   - the zxid of each create, which is the created node's czxid.
 //
 // Replies are paired with requests by xid (pings, auth and set-watches
 // packets use fixed negative xids; those pair with the oldest request of the
@@ -26,19 +28,33 @@ import (
 // that got no reply was lost and never will. Watch notifications (xid -1)
 // are not replies.
 type wireTracker struct {
-	mu         sync.Mutex
-	negotiated time.Duration
-	lastHeard  time.Time
-	now        func() time.Time
+	mu          sync.Mutex
+	negotiated  time.Duration
+	lastHeard   time.Time
+	quorumHeard time.Time
+	now         func() time.Time
+	// handshake bounds the wait for a ConnectResponse (see trackedConn's
+	// deadline methods); zero leaves go-zookeeper's own deadline alone.
+	handshake time.Duration
+	// standalone is set once the server is known to run alone: then it is
+	// its own leader, and every reply certifies its request (quorum.go).
+	standalone bool
+	// cur is the connection go-zookeeper uses now: the last one dialled.
+	cur *trackedConn
 	// created maps the paths of nodes this session created to the zxid of
 	// their create, which is the node's czxid: the fencing token, without
 	// the extra round trip of an exists call.
 	created map[string]int64
 }
 
-// Opcodes whose successful reply carries the created path.
+// Opcodes the tracker reads replies of.
 const (
 	opCreate          = 1
+	opDelete          = 2
+	opSetData         = 5
+	opSetACL          = 7
+	opSync            = 9
+	opMulti           = 14
 	opCreate2         = 15
 	opCreateContainer = 19
 	opCreateTTL       = 21
@@ -50,12 +66,16 @@ const maxCreated = 64
 // trackedConn is one TCP (or TLS) connection seen through a wireTracker.
 type trackedConn struct {
 	net.Conn
-	t *wireTracker
+	t      *wireTracker
+	dialed time.Time
 
-	mu      sync.Mutex
-	pending []request   // requests awaiting replies, in order
-	out     frameReader // client → server
-	in      frameReader // server → client
+	mu        sync.Mutex
+	pending   []request    // requests awaiting replies, in order
+	answered  []completion // recent requests that got a reply, in order
+	handshook bool         // the ConnectResponse has arrived
+	dropped   bool         // closed by the keepalive for silence
+	out       frameReader  // client → server
+	in        frameReader  // server → client
 }
 
 // request is what the tracker remembers of a request until its reply.
@@ -65,9 +85,13 @@ type request struct {
 	opcode int32
 }
 
-// wrap returns conn instrumented by t.
+// wrap returns conn instrumented by t, and makes it the current connection.
 func (t *wireTracker) wrap(conn net.Conn) net.Conn {
-	return &trackedConn{Conn: conn, t: t}
+	c := &trackedConn{Conn: conn, t: t, dialed: t.now()}
+	t.mu.Lock()
+	t.cur = c
+	t.mu.Unlock()
+	return c
 }
 
 func (c *trackedConn) Write(b []byte) (int, error) {
@@ -91,45 +115,89 @@ func (c *trackedConn) Write(b []byte) (int, error) {
 func (c *trackedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
+		replied := c.t.now()
 		c.mu.Lock()
 		c.in.feed(b[:n], func(first bool, frame []byte) {
 			if first {
-				c.connectResponse(frame)
+				c.connectResponse(frame, replied)
 				return
 			}
 			if len(frame) >= 4 && int32(binary.BigEndian.Uint32(frame)) == -1 {
 				return // a watch notification, not a reply
 			}
-			c.reply(frame)
+			c.reply(frame, replied)
 		})
 		c.mu.Unlock()
 	}
 	return n, err
 }
 
+// The handshake deadline. go-zookeeper waits for a ConnectResponse for ten
+// times its read timeout (about 6.7 × the session timeout) before it tries
+// the next server, so one wedged server (a stopped JVM, a frozen VM: TCP
+// accepts, nothing answers) in the connect string would stall a connect
+// for longer than any sensible --connect-timeout, and a reconnect for
+// longer than the session could survive. Until the ConnectResponse has
+// arrived, every deadline go-zookeeper sets is capped at dial time plus
+// t.handshake, and a cleared deadline is replaced by that cap (go-zookeeper
+// clears it between reading the response's length and its body).
+
+func (c *trackedConn) capped(d time.Time) time.Time {
+	c.mu.Lock()
+	done := c.handshook
+	c.mu.Unlock()
+	if done || c.t.handshake <= 0 {
+		return d
+	}
+	limit := c.dialed.Add(c.t.handshake)
+	if d.IsZero() || d.After(limit) {
+		return limit
+	}
+	return d
+}
+
+func (c *trackedConn) SetDeadline(d time.Time) error { return c.Conn.SetDeadline(c.capped(d)) }
+
+func (c *trackedConn) SetReadDeadline(d time.Time) error {
+	return c.Conn.SetReadDeadline(c.capped(d))
+}
+
+func (c *trackedConn) SetWriteDeadline(d time.Time) error {
+	return c.Conn.SetWriteDeadline(c.capped(d))
+}
+
 // connectResponse: int32 protocolVersion, int32 timeOut (ms), int64 sessionId, …
-func (c *trackedConn) connectResponse(frame []byte) {
+func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	req, ok := c.pop()
 	if !ok || len(frame) < 16 {
 		return
 	}
-	sent := req.sent
 	timeout := time.Duration(int32(binary.BigEndian.Uint32(frame[4:8]))) * time.Millisecond
 	session := int64(binary.BigEndian.Uint64(frame[8:16]))
 	if session == 0 {
 		return // the server refused to resume the session: it has expired
 	}
+	c.handshook = true
+	// The connection's own deadline may still be the capped one: clear it
+	// for go-zookeeper, which sets its own before every read from now on.
+	_ = c.Conn.SetDeadline(time.Time{})
+	c.remember(completion{sent: req.sent, replied: replied})
 	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
 	c.t.negotiated = timeout
-	if sent.After(c.t.lastHeard) {
-		c.t.lastHeard = sent
+	if req.sent.After(c.t.lastHeard) {
+		c.t.lastHeard = req.sent
 	}
-	c.t.mu.Unlock()
+	// Creating or resuming a session goes through the leader (see
+	// quorum.go): the leader's clock for it restarted after req.sent.
+	if req.sent.After(c.t.quorumHeard) {
+		c.t.quorumHeard = req.sent
+	}
 }
 
 // reply: int32 xid, int64 zxid, int32 err, then the body; a create's body
 // starts with the created path (int32 length, bytes).
-func (c *trackedConn) reply(frame []byte) {
+func (c *trackedConn) reply(frame []byte, replied time.Time) {
 	if len(frame) < 4 {
 		return
 	}
@@ -137,17 +205,32 @@ func (c *trackedConn) reply(frame []byte) {
 	if !ok {
 		return
 	}
+	ok = len(frame) >= 16 && binary.BigEndian.Uint32(frame[12:16]) == 0
+	// Certify before remembering this reply: a request never vouches for
+	// itself (see quorum.go).
+	var certified time.Time
+	if ok && throughLeader(req.opcode) {
+		certified = c.certified(req.sent)
+	}
+	if c.t.isStandalone() {
+		certified = req.sent
+	}
+	c.remember(completion{sent: req.sent, replied: replied})
+
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	if req.sent.After(c.t.lastHeard) {
 		c.t.lastHeard = req.sent
+	}
+	if certified.After(c.t.quorumHeard) {
+		c.t.quorumHeard = certified
 	}
 	switch req.opcode {
 	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
 	default:
 		return
 	}
-	if len(frame) < 20 || binary.BigEndian.Uint32(frame[12:16]) != 0 {
+	if len(frame) < 20 || !ok {
 		return // short, or an error reply
 	}
 	zxid := int64(binary.BigEndian.Uint64(frame[4:12]))
@@ -180,6 +263,23 @@ func (c *trackedConn) pop() (request, bool) {
 	r := c.pending[0]
 	c.pending = c.pending[1:]
 	return r, true
+}
+
+// oldestPending is the send time of the oldest request on the current
+// connection still waiting for its reply.
+func (t *wireTracker) oldestPending() (sent time.Time, server net.Conn, ok bool) {
+	t.mu.Lock()
+	c := t.cur
+	t.mu.Unlock()
+	if c == nil {
+		return time.Time{}, nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return time.Time{}, c, false
+	}
+	return c.pending[0].sent, c, true
 }
 
 // createdZxid is the zxid of this session's create of path (as the server
@@ -249,4 +349,17 @@ func (t *wireTracker) snapshot() (negotiated time.Duration, lastHeard time.Time)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.negotiated, t.lastHeard
+}
+
+func (t *wireTracker) isStandalone() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.standalone
+}
+
+// quorum is when the leader last certainly touched the session.
+func (t *wireTracker) quorum() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.quorumHeard
 }

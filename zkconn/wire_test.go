@@ -46,11 +46,18 @@ func TestFrameReaderSplits(t *testing.T) {
 // fakeConn discards writes and serves reads from a buffer.
 type fakeConn struct {
 	net.Conn
-	in bytes.Buffer
+	in          bytes.Buffer
+	read, write time.Time
 }
 
 func (f *fakeConn) Write(b []byte) (int, error) { return len(b), nil }
 func (f *fakeConn) Read(b []byte) (int, error)  { return f.in.Read(b) }
+func (f *fakeConn) Close() error                { return nil }
+
+// The deadlines the tracker passes down, for the handshake test.
+func (f *fakeConn) SetDeadline(d time.Time) error      { f.read, f.write = d, d; return nil }
+func (f *fakeConn) SetReadDeadline(d time.Time) error  { f.read = d; return nil }
+func (f *fakeConn) SetWriteDeadline(d time.Time) error { f.write = d; return nil }
 
 func req(xid, op int32) []byte {
 	b := make([]byte, 8)
@@ -72,15 +79,7 @@ func rep(xid int32, zxid int64, body ...byte) []byte {
 func TestTrackerPairsByXid(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tr := &wireTracker{now: func() time.Time { return now }}
-	fc := &fakeConn{}
-	c := tr.wrap(fc)
-	connectResp := make([]byte, 20)
-	binary.BigEndian.PutUint32(connectResp[4:], 4000)
-	binary.BigEndian.PutUint64(connectResp[8:], 0x1234)
-
-	c.Write(frame(make([]byte, 40)...)) // ConnectRequest at t=1000
-	fc.in.Write(frame(connectResp...))
-	c.Read(make([]byte, 4096))
+	fc, c := connected(tr) // the ConnectRequest at t=1000
 	if tr.negotiated != 4*time.Second {
 		t.Fatalf("negotiated %s", tr.negotiated)
 	}
@@ -106,5 +105,113 @@ func TestTrackerPairsByXid(t *testing.T) {
 	}
 	if n := len(c.(*trackedConn).pending); n != 0 {
 		t.Errorf("%d requests still pending; the lost one should be dropped", n)
+	}
+}
+
+// errRep is a reply carrying a ZooKeeper error code.
+func errRep(xid int32, code int32) []byte {
+	b := make([]byte, 16)
+	binary.BigEndian.PutUint32(b[0:], uint32(xid))
+	binary.BigEndian.PutUint32(b[12:], uint32(code))
+	return frame(b...)
+}
+
+// handshake sends a ConnectRequest on c and feeds it a ConnectResponse
+// for session 0x1234 with a negotiated timeout of 4s.
+func handshake(c net.Conn, fc *fakeConn) {
+	resp := make([]byte, 20)
+	binary.BigEndian.PutUint32(resp[4:], 4000)
+	binary.BigEndian.PutUint64(resp[8:], 0x1234)
+	c.Write(frame(make([]byte, 40)...))
+	fc.in.Write(frame(resp...))
+	c.Read(make([]byte, 4096))
+}
+
+// connected wraps a fake connection and completes a handshake sent at
+// the tracker's now.
+func connected(tr *wireTracker) (*fakeConn, net.Conn) {
+	fc := &fakeConn{}
+	c := tr.wrap(fc)
+	handshake(c, fc)
+	return fc, c
+}
+
+// TestQuorumCertification follows the rules of quorum.go step by step,
+// with T = 4s, so a sync certifies requests answered 1s before it was sent.
+func TestQuorumCertification(t *testing.T) {
+	base := time.Unix(1000, 0)
+	now := base
+	at := func(ms int) { now = base.Add(time.Duration(ms) * time.Millisecond) }
+	tr := &wireTracker{now: func() time.Time { return now }}
+	fc, c := connected(tr)
+	if q := tr.quorum(); !q.Equal(base) {
+		t.Fatalf("after the handshake quorum %v, want its send time", q)
+	}
+	exchange := func(sendMs, replyMs int, xid, op int32, reply []byte) {
+		at(sendMs)
+		c.Write(req(xid, op))
+		at(replyMs)
+		fc.in.Write(reply)
+		c.Read(make([]byte, 4096))
+	}
+	want := func(what string, ms int) {
+		t.Helper()
+		if q, w := tr.quorum(), base.Add(time.Duration(ms)*time.Millisecond); !q.Equal(w) {
+			t.Errorf("%s: quorum heard at +%v, want +%dms", what, q.Sub(base), ms)
+		}
+	}
+	// Pings and reads prove nothing, however fresh.
+	exchange(1000, 1010, -2, 11, rep(-2, 0))
+	exchange(1500, 1510, 1, 3, rep(1, 0))
+	want("ping and exists", 0)
+	// A sync certifies only requests answered T/4 before it was sent.
+	exchange(1800, 1810, 2, opSync, rep(2, 0))
+	want("sync 0.8s after the ping", 0)
+	exchange(2600, 2610, 3, opSync, rep(3, 0))
+	want("sync 1.1s after the exists", 1500)
+	exchange(3000, 3010, 4, opSync, rep(4, 0))
+	want("sync 1.2s after the first sync", 1800)
+	// A failed sync certifies nothing, and a sync never vouches for
+	// itself: the next one must come T/4 after its reply.
+	exchange(4000, 4010, 5, opSync, errRep(5, -112))
+	want("a sync that failed", 1800)
+	exchange(4020, 4030, 6, opSetData, rep(6, 9))
+	want("a write right after", 3000)
+	// The negotiated timeout never came: nothing is certified.
+	tr2 := &wireTracker{now: func() time.Time { return now }}
+	c2 := tr2.wrap(&fakeConn{})
+	c2.Write(req(1, opSync))
+	if !tr2.quorum().IsZero() {
+		t.Errorf("quorum heard before any session: %v", tr2.quorum())
+	}
+}
+
+// TestHandshakeDeadline: until the ConnectResponse arrives, the deadlines
+// go-zookeeper sets (or clears) are capped at dial time plus the limit;
+// afterwards they pass through.
+func TestHandshakeDeadline(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tr := &wireTracker{now: func() time.Time { return now }, handshake: time.Second}
+	fc := &fakeConn{}
+	c := tr.wrap(fc)
+	c.SetReadDeadline(now.Add(time.Hour))
+	if want := now.Add(time.Second); !fc.read.Equal(want) {
+		t.Errorf("read deadline %v during the handshake, want %v", fc.read, want)
+	}
+	c.SetReadDeadline(time.Time{})
+	if want := now.Add(time.Second); !fc.read.Equal(want) {
+		t.Errorf("a cleared deadline during the handshake is %v, want %v", fc.read, want)
+	}
+	c.SetWriteDeadline(now.Add(time.Hour))
+	if want := now.Add(time.Second); !fc.write.Equal(want) {
+		t.Errorf("write deadline %v during the handshake, want %v", fc.write, want)
+	}
+	handshake(c, fc)
+	if !fc.read.IsZero() {
+		t.Errorf("after the handshake the capped deadline is still set: %v", fc.read)
+	}
+	c.SetReadDeadline(now.Add(time.Hour))
+	if want := now.Add(time.Hour); !fc.read.Equal(want) {
+		t.Errorf("read deadline %v after the handshake, want %v", fc.read, want)
 	}
 }

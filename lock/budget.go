@@ -1,0 +1,59 @@
+package lock
+
+import "time"
+
+// Budget is how a lock holder spends the negotiated session timeout T once
+// the ensemble stops confirming its session.
+//
+// Everything is counted from the client's QuorumHeard: the latest moment
+// the leader is known to have restarted the session's clock (see
+// zkconn/quorum.go). Counting from any reply would be wrong, since a server
+// cut off from its leader goes on answering pings for syncLimit × tickTime
+// while the leader's clock for the session runs out. So, from QuorumHeard:
+//
+//	Deadline = T − Grace − Margin   SIGTERM to the command's process group
+//	Deadline + Grace = T − Margin   SIGKILL to whatever is left
+//	T                               earliest moment the leader can expire
+//	                                the session and the next waiter can start
+//
+// QuorumHeard trails real time by up to about 0.35·T on a healthy ensemble
+// (the session's keepalive syncs every T/20, and each sync certifies a
+// request at least T/4 older). Grace is the user's --kill-grace capped at
+// T/5, so Deadline ≥ 0.7·T leaves at least 0.35·T of silence before the
+// command is disturbed: room for the keepalive to notice a silent server
+// (T/10) and resume the session on another one. Margin is T/10, at least
+// 100ms: it covers timer and scheduling delay, SIGKILL delivery and the
+// kernel tearing the processes down, and the two machines' clocks running
+// at slightly different rates. The leader rounds expiry up to its next
+// tick, and a leader change restarts every session's clock, which only add
+// slack on the safe side.
+//
+// Example, T = 10s, --kill-grace 5s: Grace = 2s, Margin = 1s, SIGTERM 7s
+// after QuorumHeard, SIGKILL at 9s, expiry no earlier than 10s.
+type Budget struct {
+	Timeout  time.Duration // T, the negotiated session timeout
+	Deadline time.Duration // time after QuorumHeard at which the lock counts as lost
+	Grace    time.Duration // SIGTERM → SIGKILL for a lost lock
+	Margin   time.Duration // left between SIGKILL and the earliest expiry
+}
+
+// minMargin keeps a usable margin for the shortest session timeouts a
+// server allows (2 ticks: 4s by default, less on test servers).
+const minMargin = 100 * time.Millisecond
+
+// NewBudget computes the budget for a negotiated timeout and the kill grace
+// the user asked for.
+func NewBudget(timeout, killGrace time.Duration) Budget {
+	b := Budget{Timeout: timeout, Grace: min(killGrace, timeout/5), Margin: max(timeout/10, minMargin)}
+	b.Deadline = timeout - b.Grace - b.Margin
+	return b
+}
+
+// Stop and Kill are the moments, for a given QuorumHeard, at which a
+// holder's command must be sent SIGTERM and SIGKILL.
+func (b Budget) Stop(quorumHeard time.Time) time.Time { return quorumHeard.Add(b.Deadline) }
+
+// Kill: see Stop.
+func (b Budget) Kill(quorumHeard time.Time) time.Time {
+	return quorumHeard.Add(b.Deadline + b.Grace)
+}

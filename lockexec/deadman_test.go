@@ -1,0 +1,86 @@
+package lockexec
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWatchdogStopsUnrenewedCommand: zklock stops renewing the watchdog's
+// deadlines (as it does when it is frozen: here it simply never renews),
+// and the watchdog, not zklock, ends the command's whole group at the
+// deadline. Run then reports the loss of the lock, not the command's own
+// failure.
+func TestWatchdogStopsUnrenewedCommand(t *testing.T) {
+	unrenewed(t, treeScript, 600*time.Millisecond, time.Second, 600*time.Millisecond)
+}
+
+// unrenewed runs script (which marks "ready" with its pids) under a
+// watchdog whose deadlines, stop and kill from now, are never renewed. Run
+// must report a lock loss acted on by the watchdog, no sooner than
+// notBefore, and leave none of the pids alive.
+func unrenewed(t *testing.T, script string, stop, kill, notBefore time.Duration) {
+	t.Helper()
+	s, dir := shSpec(t, script)
+	wd, err := StartWatchdog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wd.Retire()
+	s.Watchdog = wd
+	start := time.Now()
+	wd.Renew(start.Add(stop), start.Add(kill))
+	done := runAsync(context.Background(), s)
+	tree := pids(t, waitMarker(t, dir, "ready"))
+	killGroupOnCleanup(t, tree[0])
+	r := await(t, done)
+	if !errors.Is(r.err, ErrLockLost) || !strings.Contains(r.err.Error(), "watchdog") {
+		t.Fatalf("got %v, want a lock loss acted on by the watchdog", r.err)
+	}
+	if took := time.Since(start); took < notBefore {
+		t.Errorf("the command's group was gone after %s, before %s", took, notBefore)
+	}
+	for _, pid := range tree {
+		if procAlive(pid) {
+			t.Errorf("pid %d survived the watchdog", pid)
+		}
+	}
+}
+
+// TestWatchdogKillsWhatIgnoresSIGTERM: past the second deadline the group
+// gets SIGKILL, whatever it does with SIGTERM.
+func TestWatchdogKillsWhatIgnoresSIGTERM(t *testing.T) {
+	unrenewed(t, `trap '' TERM; sleep 100 & mark ready "$$ $!"; wait; wait`,
+		300*time.Millisecond, 700*time.Millisecond, 700*time.Millisecond)
+}
+
+// TestWatchdogRenewedKeepsCommand: while zklock renews, the deadlines move
+// and the command runs to its own end.
+func TestWatchdogRenewedKeepsCommand(t *testing.T) {
+	s, _ := shSpec(t, `sleep 1.2; exit 3`)
+	wd, err := StartWatchdog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wd.Retire()
+	s.Watchdog = wd
+	renew := func() { wd.Renew(time.Now().Add(300*time.Millisecond), time.Now().Add(500*time.Millisecond)) }
+	renew()
+	done := runAsync(context.Background(), s)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			var ee *ExitError
+			if !errors.As(r.err, &ee) || ee.Code != 3 || errors.Is(r.err, ErrLockLost) {
+				t.Fatalf("got %v, want the command's own exit 3", r.err)
+			}
+			return
+		case <-tick.C:
+			renew()
+		}
+	}
+}

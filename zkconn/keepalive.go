@@ -1,0 +1,129 @@
+package zkconn
+
+import (
+	"time"
+)
+
+// The keepalive is the session's own heartbeat, beside go-zookeeper's pings
+// (every T/3, answered by whichever server the client is connected to, so
+// they prove nothing about the leader; see quorum.go). It does two things
+// for the life of the Client:
+//
+//   - It sends a sync every T/20. Each successful sync certifies an earlier
+//     request, which keeps QuorumHeard within about 0.35·T of now while the
+//     ensemble is healthy. A sync costs the leader one round trip to the
+//     follower and no write.
+//   - It watches for a silent server. A member that stops answering (a
+//     partition, a long GC pause, a frozen VM) still holds the TCP
+//     connection open, and go-zookeeper notices only when its read times
+//     out, 2/3·T after the last byte: too late to keep a lock. When a
+//     request has waited T/10 for its reply, the keepalive closes the
+//     connection; go-zookeeper then moves on to the next server of the
+//     connect string and resumes the session there (the handshake itself
+//     is bounded, see wire.go), normally within T/5 of the silence.
+
+// keepaliveEvery and silentAfter, as fractions of the negotiated timeout.
+const (
+	keepaliveDivisor = 20
+	silenceDivisor   = 10
+)
+
+// minSilence keeps a slow but healthy round trip on a loaded machine from
+// counting as silence when T is tiny.
+const minSilence = 100 * time.Millisecond
+
+// handshakeLimit is how long a connection may take to answer the
+// ConnectRequest: long enough for a loaded server that must ask its leader
+// to revalidate the session, short enough that one wedged server costs a
+// reconnect at most a second.
+func handshakeLimit(t time.Duration) time.Duration {
+	return min(max(t/8, 300*time.Millisecond), time.Second)
+}
+
+// keepalive runs until c.stop is closed (by Close).
+func (c *Client) keepalive() {
+	defer close(c.stopped)
+	t := c.NegotiatedTimeout()
+	silence := max(t/silenceDivisor, minSilence)
+	every := max(t/keepaliveDivisor, time.Millisecond)
+	wake := time.NewTimer(every)
+	defer wake.Stop()
+	// The request cannot be cancelled; like the syncs below, it ends
+	// with its reply or when Close flushes it.
+	go c.learnMode()
+	synced := make(chan struct{}, 1)
+	inFlight := false
+	nextSync := time.Now().Add(every)
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-synced:
+			inFlight = false
+			continue
+		case <-wake.C:
+		}
+		now := time.Now()
+		c.dropIfSilent(now, silence)
+		if !now.Before(nextSync) {
+			nextSync = now.Add(every)
+			if !inFlight {
+				inFlight = true
+				// The request cannot be cancelled; it ends with its
+				// reply, or when Close flushes it.
+				go func() {
+					_, _ = c.conn.Sync(c.abs("/"))
+					synced <- struct{}{}
+				}()
+			}
+		}
+		// Wake for the next sync, or as soon as the oldest request
+		// still unanswered turns silent, whichever comes first.
+		next := nextSync
+		if sent, _, ok := c.wire.oldestPending(); ok && sent.Add(silence).Before(next) {
+			next = sent.Add(silence + time.Millisecond)
+		}
+		wake.Reset(max(time.Until(next), time.Millisecond))
+	}
+}
+
+// learnMode reads whether the server runs standalone (see quorum.go). It
+// is the keepalive's first request, after the session is up, so it never
+// delays a command.
+func (c *Client) learnMode() {
+	data, _, err := c.conn.Get(configNode)
+	if err == nil && standaloneConfig(data) {
+		c.wire.mu.Lock()
+		c.wire.standalone = true
+		c.wire.mu.Unlock()
+	}
+}
+
+// configNode is where a server publishes its ensemble's membership. It is
+// outside any chroot.
+const configNode = "/zookeeper/config"
+
+// dropIfSilent closes the current connection if its oldest unanswered
+// request was sent more than silence ago.
+func (c *Client) dropIfSilent(now time.Time, silence time.Duration) {
+	sent, conn, ok := c.wire.oldestPending()
+	if !ok || now.Sub(sent) <= silence {
+		return
+	}
+	tc := conn.(*trackedConn)
+	if tc.drop() {
+		c.debugf("%s silent for %s: moving to another server", c.conn.Server(), now.Sub(sent).Round(time.Millisecond))
+	}
+}
+
+// drop closes the connection once; it reports whether this call closed it.
+func (c *trackedConn) drop() bool {
+	c.mu.Lock()
+	first := !c.dropped
+	c.dropped = true
+	c.mu.Unlock()
+	if first {
+		_ = c.Conn.Close()
+	}
+	return first
+}

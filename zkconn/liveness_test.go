@@ -1,0 +1,88 @@
+package zkconn
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// TestQuorumHeardFollowsKeepalive: on a healthy server the keepalive's
+// syncs keep QuorumHeard within the certification lag of now (T/4 plus
+// two keepalive periods), and LastHeard is never older than it.
+func TestQuorumHeardFollowsKeepalive(t *testing.T) {
+	const timeout = 2 * time.Second
+	c := dialT(t, server.Addrs(), timeout)
+	start := time.Now()
+	lag := timeout/4 + 2*timeout/keepaliveDivisor + 100*time.Millisecond
+	for time.Since(start) < 2*timeout {
+		time.Sleep(timeout / 10)
+		if q := c.QuorumHeard(); time.Since(q) > lag {
+			t.Fatalf("QuorumHeard is %s old, want at most %s", time.Since(q).Round(time.Millisecond), lag)
+		}
+	}
+}
+
+// TestSilentServerFailover: a holder's server falls silent (a partition or
+// a frozen member: the TCP connection stays open). The keepalive notices
+// within T/10 and closes the connection; go-zookeeper resumes the same
+// session through the other address, well within T/4, and QuorumHeard
+// moves again.
+func TestSilentServerFailover(t *testing.T) {
+	const timeout = 4 * time.Second
+	a := zktest.NewProxyT(t, server.Addrs()[0])
+	b := zktest.NewProxyT(t, server.Addrs()[0])
+	c := dialT(t, []string{a.Addr(), b.Addr()}, timeout)
+	id := c.SessionID()
+	silent, other := a, b
+	if c.Server() == b.Addr() {
+		silent, other = b, a
+	}
+	silenceAt := time.Now()
+	silent.Blackhole()
+	zktest.Eventually(t, timeout, "the session to resume on the other server", func() bool {
+		return c.Server() == other.Addr() && c.QuorumHeard().After(silenceAt)
+	})
+	took := time.Since(silenceAt)
+	t.Logf("silence to the session resumed elsewhere: %s (T = %s)", took.Round(time.Millisecond), timeout)
+	if took > timeout/4 {
+		t.Errorf("resuming took %s, want at most T/4 = %s", took, timeout/4)
+	}
+	if c.SessionID() != id {
+		t.Errorf("session changed from 0x%x to 0x%x", id, c.SessionID())
+	}
+	select {
+	case <-c.Lost():
+		t.Errorf("session lost: %v", c.LostErr())
+	default:
+	}
+}
+
+// TestWedgedServerHandshake: one address of the connect string accepts TCP
+// connections and never answers (a stopped JVM, a frozen VM). Every dial
+// still gets its session through the healthy one, each at most the
+// handshake limit later than it would have, whichever address
+// go-zookeeper tries first.
+func TestWedgedServerHandshake(t *testing.T) {
+	const timeout = 4 * time.Second
+	wedged := zktest.NewProxyT(t, server.Addrs()[0])
+	wedged.Blackhole()
+	limit := handshakeLimit(timeout)
+	for i := 0; i < 6; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		c, err := Dial(ctx, Options{ConnString: ConnString{Servers: []string{wedged.Addr(), server.Addrs()[0]}},
+			SessionTimeout: timeout, ConnectTimeout: 5 * time.Second})
+		took := time.Since(start)
+		cancel()
+		if err != nil {
+			t.Fatalf("dial %d: %v after %s", i, err, took)
+		}
+		c.Close()
+		t.Logf("dial %d: %s", i, took.Round(time.Millisecond))
+		if took > limit+500*time.Millisecond {
+			t.Errorf("dial %d took %s: more than the handshake limit %s for the wedged server", i, took, limit)
+		}
+	}
+}

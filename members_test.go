@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// TestSilentMemberKeepsLock: the server a holder is connected to falls
+// silent (a partition of that member, a long GC pause: the TCP connection
+// stays open) while another address of the connect string stays healthy.
+// zklock notices the silence itself, moves the session there and keeps
+// the lock: the command is undisturbed and zklock exits 0.
+func TestSilentMemberKeepsLock(t *testing.T) {
+	a := zktest.NewProxyT(t, server.Addrs()[0])
+	b := zktest.NewProxyT(t, server.Addrs()[0])
+	dir := t.TempDir()
+	c := zklock(t, "--servers", a.Addr()+","+b.Addr(), "--session-timeout", "4s", "run", "--path", lockPath(t), "--",
+		"sh", "-c", `touch "$1/started"; sleep 3; echo done`, "sh", dir)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	silent := a
+	if b.Conns() > 0 {
+		silent = b
+	}
+	silent.Blackhole()
+	if code := zktest.ExitCodeT(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want an undisturbed command", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestWedgedMemberInConnectString: one address accepts TCP and never
+// answers (a stopped JVM, a frozen VM). Every run still locks through the
+// healthy one, each at most the handshake bound (1s) later than it would.
+func TestWedgedMemberInConnectString(t *testing.T) {
+	wedged := zktest.NewProxyT(t, server.Addrs()[0])
+	wedged.Blackhole()
+	servers := wedged.Addr() + "," + server.Addrs()[0]
+	for i := 0; i < 6; i++ {
+		start := time.Now()
+		c := zklock(t, "--servers", servers, "--connect-timeout", "10s", "run", "--path", lockPath(t), "--", "true")
+		out, err := c.CombinedOutput()
+		took := time.Since(start)
+		if code := zktest.ExitCodeT(t, err); code != 0 {
+			t.Fatalf("run %d: exit %d after %s: %s", i, code, took, out)
+		}
+		t.Logf("run %d: %s", i, took.Round(time.Millisecond))
+		if took > 2500*time.Millisecond {
+			t.Errorf("run %d took %s: a wedged server must cost at most about a second", i, took)
+		}
+	}
+}

@@ -51,11 +51,13 @@ exit 128+N. CMD sees ZKLOCK_PATH, ZKLOCK_NODE, ZKLOCK_SESSION_ID and
 ZKLOCK_FENCING_TOKEN in its environment (and ZKLOCK_PATHS, ZKLOCK_NODES,
 ZKLOCK_FENCING_TOKENS listing every lock held).
 
-CMD runs in its own process group. If ZooKeeper falls silent for so long
-that the session could expire, zklock stops that whole group (SIGTERM,
-then SIGKILL) before the server could give the lock to the next waiter,
-and exits 76 (see --on-lost). If zklock itself is killed, CMD's group is
-killed too.
+CMD runs in its own process group. If the ensemble's quorum stops
+confirming the session for so long that it could expire, zklock stops that
+whole group (SIGTERM, then SIGKILL) before the leader could give the lock
+to the next waiter, and exits 76 (see --on-lost). A server that falls
+silent is dropped for the next one of --servers, keeping the lock. If
+zklock itself is killed, or stopped for too long (SIGSTOP, Ctrl-Z), its
+watchdog kills CMD's group.
 
 ` + exitCodeHelp,
 		Example: `  zklock run --path /locks/nightly-report -- ./report.sh --full
@@ -85,7 +87,7 @@ holds the lock. Like flock -n.
 	}
 	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
 	f.StringVar(&o.OnLost, "on-lost", "terminate", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
-	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD (for a lost lock at most 1/4 of the session timeout)")
+	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD (for a lost lock at most 1/5 of the session timeout)")
 	f.DurationVar(&o.MaxRuntime, "max-runtime", 0, "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	c.Args = func(c *cobra.Command, args []string) error {
 		dash := c.ArgsLenAtDash()

@@ -2,6 +2,7 @@ package zkconn
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -85,4 +86,40 @@ func TestWedgedServerHandshake(t *testing.T) {
 			t.Errorf("dial %d took %s: more than the handshake limit %s for the wedged server", i, took, limit)
 		}
 	}
+}
+
+// TestKeepaliveCost measures what one idle session costs the server: the
+// keepalive's syncs (20 per T) and go-zookeeper's pings (3 per T), read
+// from the server's own packet counter.
+func TestKeepaliveCost(t *testing.T) {
+	const timeout = 2 * time.Second
+	ctx := t.Context()
+	dialT(t, server.Addrs(), timeout)
+	time.Sleep(timeout / 2) // past the connect and the first requests
+	before, err := zktest.Mntr(ctx, server.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const periods = 2
+	time.Sleep(periods * timeout)
+	after, err := zktest.Mntr(ctx, server.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := atoiT(t, after["zk_packets_received"]) - atoiT(t, before["zk_packets_received"])
+	// Each mntr is one packet too.
+	perT := float64(n-1) / periods
+	t.Logf("requests per session per T: %.1f", perT)
+	if perT > 25 {
+		t.Errorf("%.1f requests per T, want at most 23 (20 syncs, 3 pings) and some slack", perT)
+	}
+}
+
+func atoiT(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
 }

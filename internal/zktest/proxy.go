@@ -55,6 +55,14 @@ type Proxy struct {
 	trapOp    int32
 	trapFired chan struct{}
 	fires     int
+
+	// raw forwards bytes without looking for client frames: the servers'
+	// own protocols are not framed the way client traffic is, and reading
+	// them as frames could wait for bytes that never come.
+	raw bool
+	// greet, if set, reads the connecting side's opening message and
+	// returns the bytes to forward in its place (see peers.go).
+	greet func(*bufio.Reader) ([]byte, error)
 }
 
 // NewProxyT is NewProxy for a test: it fails the test on error and closes
@@ -72,6 +80,10 @@ func NewProxyT(tb testing.TB, target string) *Proxy {
 // NewProxy listens on a free loopback port and forwards every accepted
 // connection to target.
 func NewProxy(target string) (*Proxy, error) {
+	return listenProxy(target, false, nil)
+}
+
+func listenProxy(target string, raw bool, greet func(*bufio.Reader) ([]byte, error)) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("zktest: proxy listen: %w", err)
@@ -82,6 +94,8 @@ func NewProxy(target string) (*Proxy, error) {
 		changed:   make(chan struct{}),
 		conns:     map[*proxyConn]struct{}{},
 		trapFired: make(chan struct{}),
+		raw:       raw,
+		greet:     greet,
 	}
 	p.wg.Add(1)
 	go p.acceptLoop()
@@ -335,7 +349,20 @@ type chunk struct {
 func (c *proxyConn) read(wg *sync.WaitGroup, src net.Conn, out chan<- chunk, fromClient bool) {
 	defer wg.Done()
 	defer close(out)
-	fr := frameReader{r: bufio.NewReaderSize(src, 64<<10), first: true}
+	fr := frameReader{r: bufio.NewReaderSize(src, 64<<10), first: true, raw: c.p.raw}
+	if fromClient && c.p.greet != nil {
+		data, err := c.p.greet(fr.r)
+		if blackhole, _, _ := c.p.state(); !blackhole && len(data) > 0 {
+			select {
+			case out <- chunk{data: data, at: time.Now()}:
+			case <-c.done:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 	for {
 		data, framed, err := fr.next()
 		if len(data) > 0 {

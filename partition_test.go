@@ -26,7 +26,6 @@ var partitionTimings = zktest.Options{
 	SyncLimit:   10,
 	InitLimit:   10,
 	PeerProxies: true,
-	LogDir: "/tmp/partlogs",
 }
 
 const (

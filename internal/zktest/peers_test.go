@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"io"
+	"net"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -188,6 +191,47 @@ func TestElectionGreeting(t *testing.T) {
 	out, err = electionGreeting(&adv)(bufio.NewReader(bytes.NewReader(bare)))
 	if err != nil || !bytes.Equal(out, bare) {
 		t.Fatalf("bare id: %q, %v", out, err)
+	}
+}
+
+// TestPeerProxyWaitsForTarget: a peer proxy accepts before its target
+// listens (a new leader opens its quorum port just after the election);
+// the connection must reach the target once it does, not be closed.
+func TestPeerProxyWaitsForTarget(t *testing.T) {
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := "127.0.0.1:" + strconv.Itoa(ports[0])
+	p, err := listenProxy(target, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	conn, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the target is not listening yet
+	ln, err := net.Listen("tcp", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // echo one connection
+		if c, err := ln.Accept(); err == nil {
+			io.Copy(c, c)
+			c.Close()
+		}
+	}()
+	conn.SetDeadline(time.Now().Add(peerDialPatience))
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("read %q, %v", buf, err)
 	}
 }
 

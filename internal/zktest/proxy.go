@@ -307,8 +307,7 @@ func (c *proxyConn) close() {
 
 func (c *proxyConn) run() {
 	defer c.p.wg.Done()
-	d := net.Dialer{Timeout: 5 * time.Second}
-	server, err := d.Dial("tcp", c.p.target)
+	server, err := c.dial()
 	if err != nil {
 		c.close()
 		return
@@ -335,6 +334,32 @@ func (c *proxyConn) run() {
 	go c.write(&wg, c.client, down)
 	wg.Wait()
 	c.close()
+}
+
+// peerDialPatience is how long a peer proxy keeps trying to reach its
+// target. Its listener has already accepted the connection (the kernel
+// does that before anyone asks the target), so a refused connect would
+// reach the server as an accepted connection that closes at once. A
+// follower retries a refused connect to its new leader, whose quorum port
+// opens a moment after the election, but it gives up on one that closes.
+const peerDialPatience = 3 * time.Second
+
+// dial connects to the target; a peer proxy keeps trying for
+// peerDialPatience unless the connection is closed meanwhile.
+func (c *proxyConn) dial() (net.Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	giveUp := time.Now().Add(peerDialPatience)
+	for {
+		server, err := d.Dial("tcp", c.p.target)
+		if err == nil || !c.p.raw || time.Now().After(giveUp) {
+			return server, err
+		}
+		select {
+		case <-c.done:
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // chunk is a unit of forwarding: one ZooKeeper frame, or raw bytes once a

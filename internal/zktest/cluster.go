@@ -19,8 +19,10 @@ type Cluster struct {
 	baseDir    string
 	removeBase bool
 
-	mu      sync.Mutex
-	stopped bool
+	mu       sync.Mutex
+	stopped  bool
+	links    []*peerLink  // Options.PeerProxies only; see peers.go
+	isolated map[int]bool // servers cut off by Isolate
 }
 
 // startAttempts is how many times a start is tried with fresh ports when a
@@ -116,10 +118,33 @@ func (c *Cluster) tryStart(ctx context.Context, n int, ensemble bool, opts Optio
 	if err != nil {
 		return err
 	}
-	var peers []string
+	// members[i] is the member list in server i's zoo.cfg.
+	members := make([][]string, n)
 	if ensemble {
+		var quorum, election []int
 		for i := 0; i < n; i++ {
-			peers = append(peers, fmt.Sprintf("127.0.0.1:%d:%d", ports[n+2*i], ports[n+2*i+1]))
+			quorum = append(quorum, ports[n+2*i])
+			election = append(election, ports[n+2*i+1])
+		}
+		c.mu.Lock()
+		c.closeLinks()
+		c.mu.Unlock()
+		if opts.PeerProxies {
+			links, m, err := openPeerLinks(n, quorum, election)
+			if err != nil {
+				return err
+			}
+			c.mu.Lock()
+			c.links, c.isolated = links, map[int]bool{}
+			c.mu.Unlock()
+			members = m
+		} else {
+			for i := 0; i < n; i++ {
+				members[0] = append(members[0], fmt.Sprintf("127.0.0.1:%d:%d", quorum[i], election[i]))
+			}
+			for i := 1; i < n; i++ {
+				members[i] = members[0]
+			}
 		}
 	}
 	c.servers = nil
@@ -143,7 +168,7 @@ func (c *Cluster) tryStart(ctx context.Context, n int, ensemble bool, opts Optio
 			inst:       inst,
 			opts:       opts,
 		}
-		if err := s.writeFiles(peers); err != nil {
+		if err := s.writeFiles(members[i]); err != nil {
 			return fmt.Errorf("zktest: preparing server %d: %w", id, err)
 		}
 		c.servers = append(c.servers, s)
@@ -329,6 +354,9 @@ func (c *Cluster) Stop() error {
 	c.stopped = true
 	c.mu.Unlock()
 	err := c.killAll()
+	c.mu.Lock()
+	c.closeLinks()
+	c.mu.Unlock()
 	if c.removeBase {
 		if rerr := os.RemoveAll(c.baseDir); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("zktest: %w", rerr))

@@ -1,6 +1,8 @@
 // Package zktest starts real ZooKeeper servers for tests: a standalone
 // server, a small quorum ensemble, a TCP proxy for fault injection, and
-// helpers for ZooKeeper's four-letter-word admin commands.
+// helpers for ZooKeeper's four-letter-word admin commands. An ensemble
+// started with Options.PeerProxies runs its server-to-server links through
+// proxies, so that Cluster.Isolate can partition one server from the rest.
 //
 // Nothing in this package mocks ZooKeeper. If a Java runtime or the
 // ZooKeeper jars cannot be found, or a server does not come up, the Start

@@ -27,6 +27,12 @@ type Options struct {
 	// two cores with a busy test run.
 	InitLimit int
 	SyncLimit int
+	// PeerProxies (ensembles only) routes every server-to-server link
+	// through a Proxy of its own, one per direction and port, so that
+	// Cluster.Isolate can partition a server from the other members while
+	// its clients still reach it. See peers.go for how the configuration
+	// is written.
+	PeerProxies bool
 	// ContainerCheckInterval is how often the server looks for empty
 	// container znodes to delete. Default 100ms (production: 60s), so a
 	// test can wait briefly and then assert that nothing was left behind.

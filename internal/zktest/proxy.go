@@ -55,6 +55,14 @@ type Proxy struct {
 	trapOp    int32
 	trapFired chan struct{}
 	fires     int
+
+	// raw forwards bytes without looking for client frames: the servers'
+	// own protocols are not framed the way client traffic is, and reading
+	// them as frames could wait for bytes that never come.
+	raw bool
+	// greet, if set, reads the connecting side's opening message and
+	// returns the bytes to forward in its place (see peers.go).
+	greet func(*bufio.Reader) ([]byte, error)
 }
 
 // NewProxyT is NewProxy for a test: it fails the test on error and closes
@@ -72,6 +80,10 @@ func NewProxyT(tb testing.TB, target string) *Proxy {
 // NewProxy listens on a free loopback port and forwards every accepted
 // connection to target.
 func NewProxy(target string) (*Proxy, error) {
+	return listenProxy(target, false, nil)
+}
+
+func listenProxy(target string, raw bool, greet func(*bufio.Reader) ([]byte, error)) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("zktest: proxy listen: %w", err)
@@ -82,6 +94,8 @@ func NewProxy(target string) (*Proxy, error) {
 		changed:   make(chan struct{}),
 		conns:     map[*proxyConn]struct{}{},
 		trapFired: make(chan struct{}),
+		raw:       raw,
+		greet:     greet,
 	}
 	p.wg.Add(1)
 	go p.acceptLoop()
@@ -293,8 +307,7 @@ func (c *proxyConn) close() {
 
 func (c *proxyConn) run() {
 	defer c.p.wg.Done()
-	d := net.Dialer{Timeout: 5 * time.Second}
-	server, err := d.Dial("tcp", c.p.target)
+	server, err := c.dial()
 	if err != nil {
 		c.close()
 		return
@@ -323,6 +336,32 @@ func (c *proxyConn) run() {
 	c.close()
 }
 
+// peerDialPatience is how long a peer proxy keeps trying to reach its
+// target. Its listener has already accepted the connection (the kernel
+// does that before anyone asks the target), so a refused connect would
+// reach the server as an accepted connection that closes at once. A
+// follower retries a refused connect to its new leader, whose quorum port
+// opens a moment after the election, but it gives up on one that closes.
+const peerDialPatience = 3 * time.Second
+
+// dial connects to the target; a peer proxy keeps trying for
+// peerDialPatience unless the connection is closed meanwhile.
+func (c *proxyConn) dial() (net.Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	giveUp := time.Now().Add(peerDialPatience)
+	for {
+		server, err := d.Dial("tcp", c.p.target)
+		if err == nil || !c.p.raw || time.Now().After(giveUp) {
+			return server, err
+		}
+		select {
+		case <-c.done:
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // chunk is a unit of forwarding: one ZooKeeper frame, or raw bytes once a
 // connection is found not to speak the framed protocol.
 type chunk struct {
@@ -335,7 +374,20 @@ type chunk struct {
 func (c *proxyConn) read(wg *sync.WaitGroup, src net.Conn, out chan<- chunk, fromClient bool) {
 	defer wg.Done()
 	defer close(out)
-	fr := frameReader{r: bufio.NewReaderSize(src, 64<<10), first: true}
+	fr := frameReader{r: bufio.NewReaderSize(src, 64<<10), first: true, raw: c.p.raw}
+	if fromClient && c.p.greet != nil {
+		data, err := c.p.greet(fr.r)
+		if blackhole, _, _ := c.p.state(); !blackhole && len(data) > 0 {
+			select {
+			case out <- chunk{data: data, at: time.Now()}:
+			case <-c.done:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 	for {
 		data, framed, err := fr.next()
 		if len(data) > 0 {

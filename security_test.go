@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
 )
 
@@ -115,5 +119,104 @@ func TestAuthFileModeRefused(t *testing.T) {
 	}
 	if ok, _, err := rawZK(t).Exists(path); err != nil || ok {
 		t.Errorf("%s exists (%v) after refusals", path, err)
+	}
+}
+
+// createParents creates path's missing ancestors as containers, which the
+// server reaps once the test's nodes are gone.
+func createParents(t *testing.T, conn *zk.Conn, path string) {
+	t.Helper()
+	p := ""
+	parts := strings.Split(path[1:], "/")
+	for _, part := range parts[:len(parts)-1] {
+		p += "/" + part
+		if _, err := conn.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+}
+
+// foreignNode creates an ephemeral sequential node with the given data, as
+// another client would, and returns its path.
+func foreignNode(t *testing.T, conn *zk.Conn, prefix string, data []byte) string {
+	t.Helper()
+	createParents(t, conn, prefix)
+	p, err := conn.Create(prefix, data, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatalf("create %s: %v", prefix, err)
+	}
+	return p
+}
+
+// assertSafe fails unless out is valid UTF-8 with no control character but
+// the newlines that end lines, no C1 control, no bidi override, and exactly
+// lines lines.
+func assertSafe(t *testing.T, what string, out []byte, lines int) {
+	t.Helper()
+	if !utf8.Valid(out) {
+		t.Errorf("%s: not valid UTF-8: %q", what, out)
+	}
+	for _, r := range string(out) {
+		if (r < 0x20 && r != '\n') || (r >= 0x7f && r <= 0x9f) || r == 0x202e {
+			t.Errorf("%s: unescaped %U in %q", what, r, out)
+			break
+		}
+	}
+	if n := bytes.Count(out, []byte("\n")); n != lines {
+		t.Errorf("%s: %d lines, want %d:\n%s", what, n, lines, out)
+	}
+}
+
+// TestForeignDataEscaped: what other clients wrote into their nodes (data,
+// and names) reaches the terminal escaped, in list, holders and tryrun's
+// busy message; JSON keeps it exact.
+func TestForeignDataEscaped(t *testing.T) {
+	root := lockPath(t)
+	conn := rawZK(t)
+	// A Curator-shaped holder whose data sets the terminal's title, clears
+	// the screen, forges a table row and uses C1 and bidi controls.
+	evil := "10.0.0.1\x1b]0;pwned\x07\x1b[2J\n" + root + "/raw  1  holding  exclusive  forged\r\u009b31m\u202eexe.txt"
+	foreignNode(t, conn, root+"/raw/_c_0f8c1b8e-5c3a-4a43-9d5e-6f6e0c1d2e3f-lock-", []byte(evil))
+	// zklock-shaped JSON data whose fields carry the same.
+	forged, _ := json.Marshal(map[string]any{"zklock": "9.9", "host": "web\x1b[2J", "pid": 1,
+		"user": "root\nforged row", "cmd": []string{"rm", "-rf\x1b]0;x\x07"}})
+	foreignNode(t, conn, root+"/json/_c_1f8c1b8e-5c3a-4a43-9d5e-6f6e0c1d2e3f-lock-", forged)
+	// A node name with a bidi override, and data that is not UTF-8.
+	foreignNode(t, conn, root+"/name/evil\u202e-", []byte("host\xff\xfe"))
+
+	out, err := zklock(t, "list", "--path", root).Output()
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	assertSafe(t, "list", out, 4)
+	for _, want := range []string{`10.0.0.1\x1b]0;pwned\x07\x1b[2J\n`, `web\x1b[2J`, `root\nforged row`, `evil\u202e-`, `host\xff\xfe`} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("list does not show %s:\n%s", want, out)
+		}
+	}
+	for _, p := range []string{"raw", "json", "name"} {
+		out, err := zklock(t, "holders", "--path", root+"/"+p).Output()
+		if err != nil {
+			t.Fatalf("holders %s: %v", p, err)
+		}
+		assertSafe(t, "holders "+p, out, 2)
+	}
+	for _, p := range []string{"raw", "json"} {
+		c := zklock(t, "tryrun", "--path", root+"/"+p, "--", "true")
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		if code := zktest.ExitCodeT(t, c.Run()); code != 75 {
+			t.Errorf("tryrun %s: exit %d (%s)", p, code, stderr.String())
+		}
+		assertSafe(t, "busy message "+p, stderr.Bytes(), 1)
+		if !strings.Contains(stderr.String(), "is busy") {
+			t.Errorf("busy message %s: %q", p, stderr.String())
+		}
+	}
+
+	out, err = zklock(t, "holders", "--json", "--path", root+"/raw").Output()
+	var hs []struct{ Client string }
+	if err != nil || json.Unmarshal(out, &hs) != nil || len(hs) != 1 || hs[0].Client != evil {
+		t.Errorf("holders --json: %v, %s; want the client data exact", err, out)
 	}
 }

@@ -127,10 +127,12 @@ func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time)
 		if j.Limit > 0 {
 			mode = fmt.Sprintf("lease/%d", j.Limit)
 		}
-		row := []string{strconv.Itoa(j.Position), st, mode, j.Flavor, orDash(host), pid, orDash(j.User),
-			since(j.Since, now), cmd, j.Node}
+		// Every cell another client could have written is escaped: a
+		// tab would break the columns, a newline forge a row.
+		row := []string{strconv.Itoa(j.Position), st, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
+			Escape(orDash(j.User)), since(j.Since, now), Escape(cmd), Escape(j.Node)}
 		if withPath {
-			row = append([]string{j.Path}, row...)
+			row = append([]string{Escape(j.Path)}, row...)
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -218,5 +219,69 @@ func TestForeignDataEscaped(t *testing.T) {
 	var hs []struct{ Client string }
 	if err != nil || json.Unmarshal(out, &hs) != nil || len(hs) != 1 || hs[0].Client != evil {
 		t.Errorf("holders --json: %v, %s; want the client data exact", err, out)
+	}
+}
+
+// TestEnforcedAuth: a server that demands authentication closes the
+// session of a client without credentials (error -124). zklock says so, in
+// one line naming the path, and exits 77; with credentials it works.
+func TestEnforcedAuth(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: map[string]string{
+		"enforce.auth.enabled": "true", "enforce.auth.schemes": "digest"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	for _, args := range [][]string{
+		{"run", "--path", "/locks/job", "--", "true"},
+		{"tryrun", "--path", "/locks/job", "--", "true"},
+		{"list", "--path", "/locks"},
+		{"holders", "--path", "/locks/job"},
+	} {
+		cmd := zklock(t, append([]string{"--servers", c.ConnectString()}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		code := zktest.ExitCodeT(t, cmd.Run())
+		line := stderr.String()
+		if code != 77 || strings.Count(line, "\n") != 1 || !strings.HasPrefix(line, "zklock: permission denied: cannot ") ||
+			!strings.Contains(line, " /locks") ||
+			!strings.Contains(line, "the server requires authentication and closed the session (check --auth-file, --auth or ZKLOCK_AUTH") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, line)
+		}
+	}
+	file := authFile(t, "digest:alice:pw", 0o600)
+	out, err := zklock(t, "--servers", c.ConnectString(), "--auth-file", file, "run", "--path", "/locks/job", "--", "echo", "ran").CombinedOutput()
+	if err != nil || string(out) != "ran\n" {
+		t.Errorf("with credentials: %v, %q", err, out)
+	}
+}
+
+// TestPermissionNamesPath: a refused read names the node whose ACL refused
+// it, and exits 77.
+func TestPermissionNamesPath(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	createParents(t, conn, path)
+	if err := conn.AddAuth("digest", []byte("owner:pw")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Create(path, nil, 0, zk.DigestACL(zk.PermAll, "owner", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Delete(path, -1) })
+	for _, args := range [][]string{
+		{"holders", "--path", path},
+		{"--auth", "digest:other:pw", "tryrun", "--path", path, "--", "true"},
+	} {
+		cmd := zklock(t, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		code := zktest.ExitCodeT(t, cmd.Run())
+		want := "the ACL of " + path + " does not let this client"
+		if code != 77 || !strings.Contains(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want 77 and %q", args, code, stderr.String(), want)
+		}
 	}
 }

@@ -74,7 +74,7 @@ func message(err error) string {
 	case errors.Is(err, zkconn.ErrUnavailable):
 		return err.Error() + " (check --servers or ZKLOCK_SERVERS)"
 	case zkconn.IsPermission(err):
-		return err.Error() + " (check --auth or ZKLOCK_AUTH)"
+		return err.Error() + " (check --auth-file, --auth or ZKLOCK_AUTH, and the ACL)"
 	}
 	return err.Error()
 }

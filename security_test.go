@@ -285,3 +285,152 @@ func TestPermissionNamesPath(t *testing.T) {
 		}
 	}
 }
+
+// containerACL creates a container node with an ACL; the server reaps it
+// once its last child is gone.
+func containerACL(t *testing.T, conn *zk.Conn, path string, acl []zk.ACL) {
+	t.Helper()
+	if _, err := conn.CreateContainer(path, nil, zk.FlagContainer, acl); err != nil {
+		t.Fatalf("create %s: %v", path, err)
+	}
+}
+
+// userConn is a session authenticated as a digest user.
+func userConn(t *testing.T, user string) *zk.Conn {
+	t.Helper()
+	conn := rawZK(t)
+	if err := conn.AddAuth("digest", []byte(user+":pw")); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// TestListSkipsUnreadable: on a shared ensemble, other teams' subtrees are
+// closed to this client. list skips each, names it once on stderr, lists
+// the rest and exits 0; --json names the skipped paths in their own field.
+func TestListSkipsUnreadable(t *testing.T) {
+	root := lockPath(t)
+	conn := rawZK(t)
+	createParents(t, conn, root+"/x")
+	// Two teams' subtrees, each with a lock inside, readable by their owner only.
+	for _, team := range []string{"alice", "bob"} {
+		tc := userConn(t, team)
+		containerACL(t, tc, root+"/"+team, zk.DigestACL(zk.PermAll, team, "pw"))
+		containerACL(t, tc, root+"/"+team+"/job", zk.WorldACL(zk.PermAll))
+		foreignNode(t, tc, root+"/"+team+"/job/_c_2f8c1b8e-5c3a-4a43-9d5e-6f6e0c1d2e3f-lock-", []byte("10.0.0.9"))
+	}
+	// A readable queue whose waiter's node is closed to us.
+	startHolder(t, root+"/open/job")
+	carol := userConn(t, "carol")
+	if _, err := carol.Create(root+"/open/job/_c_3f8c1b8e-5c3a-4a43-9d5e-6f6e0c1d2e3f-lock-", []byte("10.0.0.10"),
+		zk.FlagEphemeral|zk.FlagSequence, zk.DigestACL(zk.PermAll, "carol", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	children, _, _ := conn.Children(root + "/open/job")
+	var carolNode string
+	for _, ch := range children {
+		if strings.HasPrefix(ch, "_c_3f8c") {
+			carolNode = root + "/open/job/" + ch
+		}
+	}
+	wantSkipped := []string{root + "/alice", root + "/bob", carolNode}
+
+	c := zklock(t, "list", "--path", root)
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("list: %v: %s", err, stderr.String())
+	}
+	if !bytes.Contains(out, []byte(root+"/open/job  1    holding")) || !bytes.Contains(out, []byte(root+"/open/job  2    waiting")) {
+		t.Errorf("list does not show the readable queue:\n%s", out)
+	}
+	var wantErr string
+	for _, p := range wantSkipped {
+		wantErr += "zklock: warning: skipped " + p + ": this client may not read it (its ACL does not grant READ)\n"
+	}
+	if stderr.String() != wantErr {
+		t.Errorf("stderr %q, want %q", stderr.String(), wantErr)
+	}
+
+	out, err = zklock(t, "list", "--json", "--path", root).Output()
+	var list struct {
+		Locks   []struct{ Path string }
+		Skipped []string
+	}
+	if err != nil || json.Unmarshal(out, &list) != nil || len(list.Locks) != 1 || list.Locks[0].Path != root+"/open/job" ||
+		strings.Join(list.Skipped, " ") != strings.Join(wantSkipped, " ") {
+		t.Errorf("list --json: %v\n%s", err, out)
+	}
+
+	// Alice reads her own subtree; the others stay skipped.
+	c = zklock(t, "--auth", "digest:alice:pw", "list", "--path", root)
+	stderr.Reset()
+	c.Stderr = &stderr
+	if out, err = c.Output(); err != nil || !bytes.Contains(out, []byte(root+"/alice/job")) ||
+		strings.Contains(stderr.String(), root+"/alice") || !strings.Contains(stderr.String(), root+"/bob") {
+		t.Errorf("list as alice: %v\n%s%s", err, out, stderr.String())
+	}
+
+	// From the root of the ensemble too.
+	c = zklock(t, "list", "--path", "/")
+	stderr.Reset()
+	c.Stderr = &stderr
+	if out, err = c.Output(); err != nil || !bytes.Contains(out, []byte(root+"/open/job")) ||
+		!strings.Contains(stderr.String(), "skipped "+root+"/alice:") || !strings.Contains(stderr.String(), "skipped "+root+"/bob:") {
+		t.Errorf("list --path /: %v\n%s%s", err, out, stderr.String())
+	}
+
+	// The path asked for must itself be readable.
+	if code := zktest.ExitCodeT(t, zklock(t, "list", "--path", root+"/alice").Run()); code != 77 {
+		t.Errorf("list of an unreadable path: exit %d, want 77", code)
+	}
+}
+
+// TestDigitNamedLockPath: a lock path whose name ends in ten digits is not
+// a contender of its parent. list shows its real queue, not a fake holder
+// of the parent, and holders of the parent sees nobody.
+func TestDigitNamedLockPath(t *testing.T) {
+	root := lockPath(t) + "/locks"
+	deploy := root + "/deploy-1732377600" // a container: zklock made it
+	startHolder(t, deploy)
+	waiter := zklock(t, "run", "--path", deploy, "--", "true")
+	if err := waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { waiter.Process.Signal(syscall.SIGTERM); waiter.Wait() })
+	conn := rawZK(t)
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, deploy) == 2 })
+	// A persistent lock path with a Kazoo holder.
+	build := root + "/build-1732377601"
+	if _, err := conn.Create(build, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Delete(build, -1) })
+	kz := rawZK(t)
+	foreignNode(t, kz, build+"/0123456789abcdef0123456789abcdef__lock__", []byte("worker-7"))
+
+	out, err := zklock(t, "list", "--json", "--path", root).Output()
+	var list struct {
+		Locks []struct {
+			Path    string
+			Entries []struct{ State, Flavor string }
+		}
+	}
+	if err != nil || json.Unmarshal(out, &list) != nil || len(list.Locks) != 2 {
+		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	b, d := list.Locks[0], list.Locks[1]
+	if b.Path != build || len(b.Entries) != 1 || b.Entries[0].Flavor != "kazoo" || b.Entries[0].State != "holding" ||
+		d.Path != deploy || len(d.Entries) != 2 || d.Entries[0].State != "holding" || d.Entries[1].State != "waiting" {
+		t.Errorf("list --json: want the queues of %s and %s:\n%s", build, deploy, out)
+	}
+	out, err = zklock(t, "holders", "--path", root).Output()
+	if err != nil || string(out) != root+" is free\n" {
+		t.Errorf("holders of the parent: %v, %q", err, out)
+	}
+	out, err = zklock(t, "holders", "--path", deploy, "--json").Output()
+	if err != nil || bytes.Count(out, []byte(`"state": "holding"`)) != 1 {
+		t.Errorf("holders of %s: %v\n%s", deploy, err, out)
+	}
+}

@@ -434,3 +434,102 @@ func TestDigitNamedLockPath(t *testing.T) {
 		t.Errorf("holders of %s: %v\n%s", deploy, err, out)
 	}
 }
+
+// TestProtect: with --protect a lock path belongs to its creator across
+// reaping. Under a parent set up by an operator (everyone may read and
+// create, nobody but the operator may delete), alice's lock path stays
+// after the server has reaped empty containers, bob can neither queue on it
+// nor delete it, and everyone can still see its queue.
+func TestProtect(t *testing.T) {
+	root := lockPath(t)
+	conn := rawZK(t)
+	createParents(t, conn, root)
+	admin := userConn(t, "admin")
+	if _, err := admin.Create(root, nil, 0, append(zk.DigestACL(zk.PermAll, "admin", "pw"),
+		zk.WorldACL(zk.PermRead|zk.PermCreate)...)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, p := range []string{root + "/deep/job", root + "/deep", root + "/job", root + "/bob", root} {
+			for _, c := range []*zk.Conn{admin, userConn(t, "alice")} {
+				if err := c.Delete(p, -1); err == nil || errors.Is(err, zk.ErrNoNode) {
+					break
+				}
+			}
+		}
+	})
+	job := root + "/job"
+	alice := []string{"--auth", "digest:alice:pw", "--protect"}
+	out, err := zklock(t, append(alice, "run", "--path", job, "--", "echo", "ran")...).CombinedOutput()
+	if err != nil || string(out) != "ran\n" {
+		t.Fatalf("alice's first run: %v, %s", err, out)
+	}
+	// Witness a reaping pass: an emptied container beside job goes away.
+	containerACL(t, conn, root+"/witness", zk.WorldACL(zk.PermAll))
+	if _, err := conn.Create(root+"/witness/x", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Delete(root+"/witness/x", -1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the server to reap an empty container", func() bool {
+		ok, _, err := conn.Exists(root + "/witness")
+		return err == nil && !ok
+	})
+	ok, st, err := conn.Exists(job)
+	acl, _, aclErr := conn.GetACL(job)
+	if err != nil || !ok || st.EphemeralOwner != 0 || aclErr != nil || len(acl) != 2 ||
+		!strings.HasPrefix(acl[0].ID, "alice:") || acl[0].Perms != zk.PermAll ||
+		acl[1] != zk.WorldACL(zk.PermRead)[0] {
+		t.Fatalf("%s after reaping: exists %v, stat %+v, ACL %+v (%v %v)", job, ok, st, acl, err, aclErr)
+	}
+
+	startHolderArgs(t, append(alice, "run", "--path", job))
+	// bob may neither queue nor delete the path; he is told which ACL refused.
+	c := zklock(t, "--auth", "digest:bob:pw", "tryrun", "--path", job, "--", "true")
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if code := zktest.ExitCodeT(t, c.Run()); code != 77 || !strings.Contains(stderr.String(), "the ACL of "+job+" does not let this client create nodes in it") {
+		t.Errorf("bob's tryrun: exit %d, %q", code, stderr.String())
+	}
+	if err := userConn(t, "bob").Delete(job, -1); !errors.Is(err, zk.ErrNoAuth) && !errors.Is(err, zk.ErrNotEmpty) {
+		t.Errorf("bob deletes %s: %v", job, err)
+	}
+	// Anyone may read the queue.
+	if out, err := zklock(t, "holders", "--path", job).Output(); err != nil || !bytes.Contains(out, []byte("holding")) {
+		t.Errorf("holders without credentials: %v, %s", err, out)
+	}
+	// bob protects a lock path of his own beside it.
+	if out, err := zklock(t, "--auth", "digest:bob:pw", "--protect", "run", "--path", root+"/bob", "--", "true").CombinedOutput(); err != nil {
+		t.Errorf("bob's own path: %v, %s", err, out)
+	}
+
+	// Missing parents are created so that only their creator may delete in them.
+	if out, err := zklock(t, append(alice, "run", "--path", root+"/deep/job", "--", "true")...).CombinedOutput(); err != nil {
+		t.Fatalf("alice's deep path: %v, %s", err, out)
+	}
+	acl, _, err = conn.GetACL(root + "/deep")
+	if err != nil || len(acl) != 2 || !strings.HasPrefix(acl[0].ID, "alice:") || acl[0].Perms != zk.PermAll ||
+		acl[1] != zk.WorldACL(zk.PermRead | zk.PermCreate)[0] {
+		t.Errorf("ACL of the created parent: %+v, %v", acl, err)
+	}
+
+	// Under a parent that lets everyone delete, protection cannot hold:
+	// refused with 64 before anything is created.
+	open := lockPath(t)
+	createParents(t, conn, open+"/job") // containers open to all, as zklock makes them
+	t.Cleanup(func() { conn.Delete(open, -1) })
+	c = zklock(t, append(alice, "run", "--path", open+"/job", "--", "true")...)
+	stderr.Reset()
+	c.Stderr = &stderr
+	if code := zktest.ExitCodeT(t, c.Run()); code != 64 || !strings.Contains(stderr.String(), "cannot protect the lock path: "+open+" lets everyone delete") {
+		t.Errorf("open parent: exit %d, %q", code, stderr.String())
+	}
+	if ok, _, err := conn.Exists(open + "/job"); ok || err != nil {
+		t.Errorf("%s/job was created (%v)", open, err)
+	}
+	// --protect without credentials is a usage error.
+	if code := zktest.ExitCodeT(t, zklock(t, "--protect", "run", "--path", job, "--", "true").Run()); code != 64 {
+		t.Errorf("--protect without credentials: exit %d", code)
+	}
+}

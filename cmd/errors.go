@@ -43,7 +43,7 @@ func exitCode(err error) int {
 	case errors.As(err, &usage), errors.Is(err, zkconn.ErrBadPath),
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
 		errors.Is(err, lock.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
-		errors.Is(err, lock.ErrLimitMismatch):
+		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code

@@ -30,6 +30,7 @@ type globalOptions struct {
 	ConnectTimeout time.Duration
 	Auth           string // digest:user:password, from --auth or ZKLOCK_AUTH
 	AuthFile       string // a file holding it, from --auth-file or ZKLOCK_AUTH_FILE
+	Protect        bool
 	TLS            bool
 	TLSFiles       zkconn.TLSFiles
 	Verbose        bool
@@ -53,6 +54,10 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		return zkconn.Options{}, err
 	}
 	o.Auth = auth
+	if g.Protect && auth == nil {
+		return zkconn.Options{}, usageErrorf("--protect needs credentials (--auth-file, --auth or %s): a protected lock path belongs to a user", envAuth)
+	}
+	o.Protect = g.Protect
 	if g.TLS || g.TLSFiles != (zkconn.TLSFiles{}) {
 		cfg, err := g.TLSFiles.Config()
 		if err != nil {
@@ -166,6 +171,7 @@ Environment:
 	pf.DurationVar(&g.ConnectTimeout, "connect-timeout", zkconn.DefaultConnectTimeout, "give up (exit 69) if no session is established within this time")
 	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file")
 	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
+	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the README's Security section)")
 	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
 	pf.StringVar(&g.TLSFiles.CA, "tls-ca", os.Getenv(envTLSCA), "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
 	pf.StringVar(&g.TLSFiles.Cert, "tls-cert", os.Getenv(envTLSCert), "PEM client certificate, for servers that demand one (env "+envTLSCert+")")

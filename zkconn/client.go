@@ -35,6 +35,9 @@ type Options struct {
 	ConnectTimeout time.Duration // how long to wait for the first session
 	Auth           *Auth         // nil: no auth, open ACLs
 	TLS            *tls.Config   // nil: plain TCP; else TLS to the servers' secureClientPort
+	// Protect makes the lock paths this client creates persistent, with
+	// its ACL (see CreatePathNode). It needs Auth.
+	Protect bool
 	// Debugf receives go-zookeeper's own log lines (for -v); nil discards them.
 	Debugf func(format string, args ...any)
 }
@@ -44,9 +47,11 @@ type Client struct {
 	conn   *zk.Conn
 	chroot string
 	acl    []zk.ACL
-	sess   *session
-	wire   *wireTracker
-	closed atomic.Bool
+	// protect: lock paths are created persistent (CreatePathNode).
+	protect bool
+	sess    *session
+	wire    *wireTracker
+	closed  atomic.Bool
 }
 
 type logFunc func(string, ...any)
@@ -69,7 +74,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if o.Debugf != nil {
 		logf = o.Debugf
 	}
-	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), sess: newSession(),
+	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), protect: o.Protect, sess: newSession(),
 		wire: &wireTracker{now: time.Now}}
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
 		var conn net.Conn

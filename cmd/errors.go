@@ -43,7 +43,7 @@ func exitCode(err error) int {
 	case errors.As(err, &usage), errors.Is(err, zkconn.ErrBadPath),
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
 		errors.Is(err, lock.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
-		errors.Is(err, lock.ErrLimitMismatch):
+		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -74,7 +74,7 @@ func message(err error) string {
 	case errors.Is(err, zkconn.ErrUnavailable):
 		return err.Error() + " (check --servers or ZKLOCK_SERVERS)"
 	case zkconn.IsPermission(err):
-		return err.Error() + " (check --auth or ZKLOCK_AUTH)"
+		return err.Error() + " (check --auth-file, --auth or ZKLOCK_AUTH, and the ACL)"
 	}
 	return err.Error()
 }

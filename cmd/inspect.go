@@ -26,9 +26,13 @@ func newCmdList(g *globalOptions, u *ui, runF func(context.Context, *inspectOpti
 		Long: `Show each lock's queue in order: position, holding or waiting, shared or
 exclusive, host, pid, user, since when, command line and node. Given a parent
 path (or no --path, meaning /), show every lock below it. Nodes written by
-other clients (Curator, Kazoo, ...) are shown with what their data says.`,
+other clients (Curator, Kazoo, ...) are shown with what their data says.
+
+Subtrees that this client may not read (another team's ACL) are skipped:
+each is named once in a warning on stderr, the rest is listed, and the exit
+status is 0. --json prints {"locks": [...], "skipped": [paths]}.`,
 		Example: `  zklock list --path /locks
-  zklock list --path /locks/backup --json | jq '.[0].entries[].host'`,
+  zklock list --path /locks/backup --json | jq '.locks[0].entries[].host'`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			u.verbose = g.Verbose
@@ -86,19 +90,22 @@ func (o *inspectOptions) list(ctx context.Context, u *ui) error {
 		return err
 	}
 	defer client.Close()
-	qs, err := lock.InspectTree(ctx, client, o.Path)
+	tree, err := lock.InspectTree(ctx, client, o.Path)
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		return view.QueuesJSON(u.out, qs)
+	for _, p := range tree.Skipped {
+		u.warnf("skipped %s: this client may not read it (its ACL does not grant READ)", p)
 	}
-	if len(qs) == 0 {
+	if o.JSON {
+		return view.TreeJSON(u.out, tree)
+	}
+	if len(tree.Queues) == 0 {
 		fmt.Fprintf(u.out, "no locks held or awaited at or below %s\n", o.Path)
 		return nil
 	}
 	var all []lock.Entry
-	for _, q := range qs {
+	for _, q := range tree.Queues {
 		all = append(all, q.Entries...)
 	}
 	return view.Table(u.out, all, true, u.colorOut(), time.Now())

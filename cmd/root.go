@@ -16,11 +16,12 @@ import (
 
 // Environment variables read for defaults.
 const (
-	envServers = "ZKLOCK_SERVERS"
-	envAuth    = "ZKLOCK_AUTH"
-	envTLSCA   = "ZKLOCK_TLS_CA"
-	envTLSCert = "ZKLOCK_TLS_CERT"
-	envTLSKey  = "ZKLOCK_TLS_KEY"
+	envServers  = "ZKLOCK_SERVERS"
+	envAuth     = "ZKLOCK_AUTH"
+	envAuthFile = "ZKLOCK_AUTH_FILE"
+	envTLSCA    = "ZKLOCK_TLS_CA"
+	envTLSCert  = "ZKLOCK_TLS_CERT"
+	envTLSKey   = "ZKLOCK_TLS_KEY"
 )
 
 // globalOptions are the connection flags every command shares.
@@ -28,7 +29,9 @@ type globalOptions struct {
 	Servers        string
 	SessionTimeout time.Duration
 	ConnectTimeout time.Duration
-	Auth           string
+	Auth           string // digest:user:password, from --auth or ZKLOCK_AUTH
+	AuthFile       string // a file holding it, from --auth-file or ZKLOCK_AUTH_FILE
+	Protect        bool
 	TLS            bool
 	TLSFiles       zkconn.TLSFiles
 	Verbose        bool
@@ -47,13 +50,15 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		return zkconn.Options{}, usageErrorf("--connect-timeout must be positive")
 	}
 	o := zkconn.Options{ConnString: cs, SessionTimeout: g.SessionTimeout, ConnectTimeout: g.ConnectTimeout}
-	if g.Auth != "" {
-		a, err := zkconn.ParseAuth(g.Auth)
-		if err != nil {
-			return zkconn.Options{}, &UsageError{Err: err}
-		}
-		o.Auth = &a
+	auth, err := g.auth()
+	if err != nil {
+		return zkconn.Options{}, err
 	}
+	o.Auth = auth
+	if g.Protect && auth == nil {
+		return zkconn.Options{}, usageErrorf("--protect needs credentials (--auth-file, --auth or %s): a protected lock path belongs to a user", envAuth)
+	}
+	o.Protect = g.Protect
 	if g.TLS || g.TLSFiles != (zkconn.TLSFiles{}) {
 		cfg, err := g.TLSFiles.Config()
 		if err != nil {
@@ -65,6 +70,41 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		o.Debugf = func(format string, args ...any) { u.logf("zk: "+format, args...) }
 	}
 	return o, nil
+}
+
+// auth reads the credentials, if any. Error messages name the flag or the
+// file, never the credentials.
+func (g *globalOptions) auth() (*zkconn.Auth, error) {
+	var (
+		a   zkconn.Auth
+		err error
+	)
+	switch {
+	case g.Auth != "" && g.AuthFile != "":
+		return nil, usageErrorf("--auth and --auth-file do not combine (nor do %s and %s)", envAuth, envAuthFile)
+	case g.Auth != "":
+		a, err = zkconn.ParseAuth(g.Auth)
+	case g.AuthFile != "":
+		a, err = zkconn.ReadAuthFile(g.AuthFile)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return &a, nil
+}
+
+// authFromEnv fills in the credentials from the environment when no flag
+// gave them. The flags' defaults stay empty so that --help, which prints
+// defaults, never shows a password. ZKLOCK_AUTH is then removed from
+// zklock's environment, so the command under the lock (and whatever it logs)
+// never sees it.
+func (g *globalOptions) authFromEnv(flagGiven bool) {
+	if !flagGiven {
+		g.Auth, g.AuthFile = os.Getenv(envAuth), os.Getenv(envAuthFile)
+	}
+	os.Unsetenv(envAuth)
 }
 
 // Main runs zklock with the process's arguments and returns the exit code.
@@ -105,7 +145,8 @@ its host dies, the lock is released when the session expires.
 
 Environment:
   ZKLOCK_SERVERS   default for --servers
-  ZKLOCK_AUTH      default for --auth
+  ZKLOCK_AUTH      default for --auth; not passed on to the command
+  ZKLOCK_AUTH_FILE default for --auth-file
   ZKLOCK_TLS_CA, ZKLOCK_TLS_CERT, ZKLOCK_TLS_KEY
                    defaults for --tls-ca, --tls-cert, --tls-key
   NO_COLOR         disables colour`,
@@ -134,13 +175,18 @@ Environment:
 	pf.StringVar(&g.Servers, "servers", servers, "ZooKeeper connect string host:port[,host:port...][/chroot] (env "+envServers+")")
 	pf.DurationVar(&g.SessionTimeout, "session-timeout", zkconn.DefaultSessionTimeout, "ZooKeeper session timeout to ask for (the server may clamp it)")
 	pf.DurationVar(&g.ConnectTimeout, "connect-timeout", zkconn.DefaultConnectTimeout, "give up (exit 69) if no session is established within this time")
-	pf.StringVar(&g.Auth, "auth", os.Getenv(envAuth), "digest credentials user:password as digest:user:password (env "+envAuth+")")
+	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file")
+	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
+	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the README's Security section)")
 	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
 	pf.StringVar(&g.TLSFiles.CA, "tls-ca", os.Getenv(envTLSCA), "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
 	pf.StringVar(&g.TLSFiles.Cert, "tls-cert", os.Getenv(envTLSCert), "PEM client certificate, for servers that demand one (env "+envTLSCert+")")
 	pf.StringVar(&g.TLSFiles.Key, "tls-key", os.Getenv(envTLSKey), "PEM private key of --tls-cert (env "+envTLSKey+")")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
 	root.PreRun = func(*cobra.Command, []string) { u.verbose = g.Verbose }
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		g.authFromEnv(c.Flags().Changed("auth") || c.Flags().Changed("auth-file"))
+	}
 
 	root.AddCommand(
 		newCmdRun(g, u, false, nil),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+	"github.com/zklock/zklock/view"
 )
 
 // ui is zklock's one voice on stderr: every message is one line, prefixed
@@ -52,6 +53,9 @@ func (u *ui) logf(format string, args ...any) {
 	}
 }
 
+// oneLine makes a message one safe line. Messages quote what other clients
+// wrote (a holder's host, user and command line), so control characters
+// and invalid UTF-8 are shown escaped rather than sent to the terminal.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	return view.Escape(strings.TrimSpace(s))
 }

@@ -208,10 +208,11 @@ func TestListForeignClients(t *testing.T) {
 	if err != nil {
 		t.Fatalf("zklock list: %v: %s", err, out)
 	}
-	var qs []listQueue
-	if err := json.Unmarshal(out, &qs); err != nil {
+	var list struct{ Locks []listQueue }
+	if err := json.Unmarshal(out, &list); err != nil {
 		t.Fatalf("zklock list --json: %v: %s", err, out)
 	}
+	qs := list.Locks
 	if len(qs) != 1 || qs[0].Path != path || len(qs[0].Entries) != 2 {
 		t.Fatalf("zklock list --json: want one queue at %s with two entries, got %s", path, out)
 	}

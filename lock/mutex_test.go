@@ -373,7 +373,8 @@ func TestInspectForeignNodes(t *testing.T) {
 	if _, err := conn.Create(path+"/_c_11111111-2222-4333-8444-555555555555-lock-", []byte("10.0.0.7"), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	qs, err := InspectTree(ctxT(t, 5*time.Second), c, path[:strings.LastIndexByte(path, '/')])
+	tree, err := InspectTree(ctxT(t, 5*time.Second), c, path[:strings.LastIndexByte(path, '/')])
+	qs := tree.Queues
 	if err != nil || len(qs) != 1 || qs[0].Path != path || len(qs[0].Entries) != 3 {
 		t.Fatalf("InspectTree = %+v, %v", qs, err)
 	}

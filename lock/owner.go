@@ -6,7 +6,6 @@ import (
 	"os/user"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Owner is the JSON data zklock writes into its contender node, so that
@@ -41,13 +40,11 @@ func (o Owner) Encode() []byte {
 
 // DecodeOwner reads node data. zklock's JSON comes back whole; anything else
 // is kept as text: Curator writes the client's IP address, Kazoo its
-// identifier, so Raw is the best description of such a holder.
+// identifier, so Raw is the best description of such a holder. Raw is kept
+// as it is, even when it is not UTF-8: whoever prints it escapes it.
 func DecodeOwner(data []byte) (o Owner, raw string, ours bool) {
 	if len(data) > 0 && data[0] == '{' && json.Unmarshal(data, &o) == nil && o.Zklock != "" {
 		return o, "", true
-	}
-	if !utf8.Valid(data) {
-		return Owner{}, "", false
 	}
 	return Owner{}, strings.TrimSpace(string(data)), false
 }

@@ -16,14 +16,15 @@ var ErrEphemeralParent = errors.New("parent is an ephemeral node")
 
 // ensurePath creates the lock path and any missing parents as container
 // nodes, top-down, so that the server removes them again once they are empty
-// and lock paths leave no garbage behind. It is only called after a create
+// and lock paths leave no garbage behind (persistent ones when the client
+// protects its lock paths: zkconn.Client.CreatePathNode). It is only called after a create
 // failed with NoNode: the common case pays no extra round trips.
 func ensurePath(ctx context.Context, c *zkconn.Client, path string) error {
 	p := ""
 	for _, comp := range strings.Split(path[1:], "/") {
 		p += "/" + comp
 		open := p != path
-		err := c.CreateContainer(ctx, p, open)
+		err := c.CreatePathNode(ctx, p, open)
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNodeExists):
 		case errors.Is(err, zk.ErrNoNode) && p == "/"+comp && c.Chroot() != "":
@@ -31,7 +32,7 @@ func ensurePath(ctx context.Context, c *zkconn.Client, path string) error {
 			if err := c.EnsureChroot(ctx); err != nil {
 				return err
 			}
-			if err := c.CreateContainer(ctx, p, open); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if err := c.CreatePathNode(ctx, p, open); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}
 		case errors.Is(err, zk.ErrNoChildrenForEphemerals):

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"math"
 	"sort"
 	"time"
 
@@ -66,7 +67,10 @@ func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly boo
 	if err != nil {
 		return Queue{}, err
 	}
-	cs := Contenders(children)
+	cs, err := contenders(ctx, c, path, children)
+	if err != nil {
+		return Queue{}, err
+	}
 	if len(cs) == 0 {
 		for _, ch := range children {
 			if ch == semLeases {
@@ -75,20 +79,73 @@ func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly boo
 			}
 		}
 	}
-	return inspectChildren(ctx, c, path, cs, holdersOnly)
+	return inspectChildren(ctx, c, path, cs, holdersOnly, nil)
+}
+
+// contenders returns the children of path that take part in its queue, in
+// order. A child in a flavor's shape is a contender. Any other child whose
+// name merely ends in ten digits (a lock path such as
+// /locks/deploy-1732377600) is one only if it is ephemeral: a contender
+// lives and dies with its session, while a persistent or container node is
+// a lock path of its own, to descend into. Only such children cost a round
+// trip (an exists, which needs no read right).
+func contenders(ctx context.Context, c *zkconn.Client, path string, children []string) ([]Contender, error) {
+	cs := Contenders(children)
+	out := cs[:0]
+	for _, ct := range cs {
+		if ct.Flavor == FlavorUnknown {
+			ok, st, err := c.Exists(ctx, zkconn.Join(path, ct.Name))
+			if err != nil {
+				return nil, err
+			}
+			if !ok || !isEphemeral(st.EphemeralOwner) {
+				continue
+			}
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+// Markers the server keeps in a stat's ephemeralOwner for nodes that have
+// no owning session (ZooKeeper's EphemeralType): a container is
+// Long.MIN_VALUE, and a TTL node has 0xFF in its top byte (a session id's
+// top byte is its server's id, 1 to 254).
+const (
+	containerOwner = math.MinInt64
+	ttlOwnerByte   = 0xff
+)
+
+// isEphemeral reports whether a stat's ephemeralOwner names a session.
+func isEphemeral(owner int64) bool {
+	return owner != 0 && owner != containerOwner && uint64(owner)>>56 != ttlOwnerByte
 }
 
 // inspectChildren reads the data of the contenders in cs. With holdersOnly
 // it skips those that wait: the holders of a lock are always a prefix of its
 // queue, so positions stay right. Semaphore leases are all read, since
-// which of them hold depends on the limit in their data.
-func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Contender, holdersOnly bool) (Queue, error) {
+// which of them hold depends on the limit in their data. With skipped set,
+// a contender whose data this client may not read is listed without it and
+// its path added to skipped; without, that is an error.
+func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Contender, holdersOnly bool, skipped *[]string) (Queue, error) {
 	q := Queue{Path: path}
 	for i, ct := range cs {
 		if holdersOnly && ct.Kind != SemaphoreLease && !Holds(cs, i) {
 			break
 		}
-		data, st, err := c.Get(ctx, zkconn.Join(path, ct.Name))
+		node := zkconn.Join(path, ct.Name)
+		data, st, err := c.Get(ctx, node)
+		if skipped != nil && zkconn.IsPermission(err) {
+			// The stat alone needs no read right.
+			var ok bool
+			ok, st, err = c.Exists(ctx, node)
+			if err == nil && !ok {
+				err = zk.ErrNoNode
+			}
+			if err == nil {
+				*skipped = append(*skipped, node)
+			}
+		}
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // left while we looked
 		}
@@ -125,47 +182,71 @@ func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Co
 	return q, nil
 }
 
+// Tree is what InspectTree found below a path.
+type Tree struct {
+	Queues []Queue
+	// Skipped are the paths this client may not read: nodes whose children
+	// (and so every lock below them) it cannot list, and contenders whose
+	// data it cannot read (listed without it). Each appears once.
+	Skipped []string
+}
+
 // InspectTree finds every lock at or below root (a node with contender
-// children) and reads its queue. /zookeeper is skipped.
-func InspectTree(ctx context.Context, c *zkconn.Client, root string) ([]Queue, error) {
+// children) and reads its queue. /zookeeper is skipped. On a shared ensemble
+// other teams' subtrees may be closed to this client: what it may not read
+// is skipped and named in Tree.Skipped, and everything else is listed. Only
+// root itself must be readable.
+func InspectTree(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
 	if root != "/" {
 		if err := zkconn.ValidatePath(root); err != nil {
-			return nil, err
+			return Tree{}, err
 		}
 	}
-	var out []Queue
+	var t Tree
 	todo := []string{root}
 	for len(todo) > 0 {
 		p := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
 		children, err := c.Children(ctx, p)
-		if errors.Is(err, zk.ErrNoNode) {
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
 			continue
+		case p != root && zkconn.IsPermission(err):
+			t.Skipped = append(t.Skipped, p)
+			continue
+		case err != nil:
+			return Tree{}, err
 		}
+		cs, err := contenders(ctx, c, p, children)
 		if err != nil {
-			return nil, err
+			return Tree{}, err
+		}
+		isContender := make(map[string]bool, len(cs))
+		for _, ct := range cs {
+			isContender[ct.Name] = true
 		}
 		var subdirs []string
 		for _, name := range children {
-			if _, ok := ParseSeq(name); ok {
-				continue // a contender: ephemeral, so no children below it
+			if isContender[name] {
+				continue // ephemeral, or shaped like one: no locks below it
 			}
 			if sub := zkconn.Join(p, name); sub != "/zookeeper" {
 				subdirs = append(subdirs, sub)
 			}
 		}
-		if cs := Contenders(children); len(cs) > 0 {
-			q, err := inspectChildren(ctx, c, p, cs, false)
+		if len(cs) > 0 {
+			q, err := inspectChildren(ctx, c, p, cs, false, &t.Skipped)
 			if err != nil {
-				return nil, err
+				return Tree{}, err
 			}
 			if len(q.Entries) > 0 {
-				out = append(out, q)
+				t.Queues = append(t.Queues, q)
 			}
 		}
 		sort.Sort(sort.Reverse(sort.StringSlice(subdirs)))
 		todo = append(todo, subdirs...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	sort.Slice(t.Queues, func(i, j int) bool { return t.Queues[i].Path < t.Queues[j].Path })
+	sort.Strings(t.Skipped)
+	return t, nil
 }

@@ -63,15 +63,23 @@ func state(e lock.Entry) string {
 	return "waiting"
 }
 
-// QueuesJSON writes queues as a JSON array.
-func QueuesJSON(w io.Writer, qs []lock.Queue) error {
-	out := make([]QueueJSON, 0, len(qs))
-	for _, q := range qs {
+// ListJSON is the JSON form of list's answer: the locks found, and the
+// paths skipped because this client may not read them.
+type ListJSON struct {
+	Locks   []QueueJSON `json:"locks"`
+	Skipped []string    `json:"skipped"`
+}
+
+// TreeJSON writes the locks below a path and the skipped paths as one
+// JSON object.
+func TreeJSON(w io.Writer, t lock.Tree) error {
+	out := ListJSON{Locks: make([]QueueJSON, 0, len(t.Queues)), Skipped: append([]string{}, t.Skipped...)}
+	for _, q := range t.Queues {
 		qj := QueueJSON{Path: q.Path, Entries: []EntryJSON{}}
 		for _, e := range q.Entries {
 			qj.Entries = append(qj.Entries, toJSON(e))
 		}
-		out = append(out, qj)
+		out.Locks = append(out.Locks, qj)
 	}
 	return writeJSON(w, out)
 }
@@ -127,10 +135,12 @@ func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time)
 		if j.Limit > 0 {
 			mode = fmt.Sprintf("lease/%d", j.Limit)
 		}
-		row := []string{strconv.Itoa(j.Position), st, mode, j.Flavor, orDash(host), pid, orDash(j.User),
-			since(j.Since, now), cmd, j.Node}
+		// Every cell another client could have written is escaped: a
+		// tab would break the columns, a newline forge a row.
+		row := []string{strconv.Itoa(j.Position), st, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
+			Escape(orDash(j.User)), since(j.Since, now), Escape(cmd), Escape(j.Node)}
 		if withPath {
-			row = append([]string{j.Path}, row...)
+			row = append([]string{Escape(j.Path)}, row...)
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}

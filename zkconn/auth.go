@@ -3,6 +3,8 @@ package zkconn
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -53,4 +55,47 @@ func (a *Auth) ACL() []zk.ACL {
 		{Perms: zk.PermAll, Scheme: "auth", ID: ""},
 		{Perms: zk.PermRead, Scheme: "world", ID: "anyone"},
 	}
+}
+
+// maxAuthFile bounds what ReadAuthFile reads: one credentials line.
+const maxAuthFile = 4096
+
+// ReadAuthFile reads "digest:user:password" from a file, as --auth-file
+// does. Like ssh with a private key, it refuses a file that its group or
+// other users may access: such a file has already leaked, and using it
+// would hide that. The file may end in a newline; it holds one line.
+func ReadAuthFile(name string) (Auth, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return Auth{}, fmt.Errorf("%w: %v", ErrBadAuth, err)
+	}
+	defer f.Close()
+	// Stat the open file, not the name: what is checked is what is read.
+	st, err := f.Stat()
+	if err != nil {
+		return Auth{}, fmt.Errorf("%w: %v", ErrBadAuth, err)
+	}
+	if !st.Mode().IsRegular() {
+		return Auth{}, fmt.Errorf("%w: auth file %s is not a regular file", ErrBadAuth, name)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return Auth{}, fmt.Errorf("%w: auth file %s is accessible by group or others (mode %04o); run chmod 600 %s",
+			ErrBadAuth, name, perm, name)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxAuthFile+1))
+	if err != nil {
+		return Auth{}, fmt.Errorf("%w: %v", ErrBadAuth, err)
+	}
+	if len(b) > maxAuthFile {
+		return Auth{}, fmt.Errorf("%w: auth file %s is longer than one credentials line", ErrBadAuth, name)
+	}
+	line := strings.TrimRight(string(b), "\r\n")
+	if strings.ContainsAny(line, "\r\n") {
+		return Auth{}, fmt.Errorf("%w: auth file %s holds more than one line; want digest:user:password", ErrBadAuth, name)
+	}
+	a, err := ParseAuth(line)
+	if err != nil {
+		return Auth{}, fmt.Errorf("auth file %s: %w", name, err)
+	}
+	return a, nil
 }

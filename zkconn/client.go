@@ -36,6 +36,9 @@ type Options struct {
 	ConnectTimeout time.Duration // how long to wait for the first session
 	Auth           *Auth         // nil: no auth, open ACLs
 	TLS            *tls.Config   // nil: plain TCP; else TLS to the servers' secureClientPort
+	// Protect makes the lock paths this client creates persistent, with
+	// its ACL (see CreatePathNode). It needs Auth.
+	Protect bool
 	// Debugf receives go-zookeeper's own log lines (for -v); nil discards them.
 	Debugf func(format string, args ...any)
 }
@@ -45,10 +48,12 @@ type Client struct {
 	conn   *zk.Conn
 	chroot string
 	acl    []zk.ACL
-	sess   *session
-	wire   *wireTracker
-	closed atomic.Bool
-	debugf func(format string, args ...any)
+	// protect: lock paths are created persistent (CreatePathNode).
+	protect bool
+	sess    *session
+	wire    *wireTracker
+	closed  atomic.Bool
+	debugf  func(format string, args ...any)
 
 	// The keepalive goroutine (keepalive.go): started once the session is
 	// up, ended by Close.
@@ -76,7 +81,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if o.Debugf != nil {
 		logf = o.Debugf
 	}
-	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), sess: newSession(),
+	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), protect: o.Protect, sess: newSession(),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
 		debugf: logf}
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
@@ -305,7 +310,7 @@ func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
 func (c *Client) Create(ctx context.Context, p string, data []byte, flags int32) (string, error) {
 	created, err := call(ctx, func() (string, error) { return c.conn.Create(c.abs(p), data, flags, c.acl) })
 	if err != nil {
-		return "", c.wrap(err)
+		return "", c.wrap(OpCreate, p, err)
 	}
 	return c.rel(created), nil
 }
@@ -327,7 +332,7 @@ func (c *Client) CreateContainer(ctx context.Context, p string, open bool) error
 	if errors.Is(err, zk.ErrUnknown) || errors.Is(err, zk.ErrAPIError) {
 		_, err = call(ctx, func() (string, error) { return c.conn.Create(c.abs(p), nil, zk.FlagPersistent, acl) })
 	}
-	return c.wrap(err)
+	return c.wrap(OpCreate, p, err)
 }
 
 // Children lists a node's children, without a watch.
@@ -336,7 +341,7 @@ func (c *Client) Children(ctx context.Context, p string) ([]string, error) {
 		ch, _, err := c.conn.Children(c.abs(p))
 		return ch, err
 	})
-	return ch, c.wrap(err)
+	return ch, c.wrap(OpList, p, err)
 }
 
 // ExistsW checks a node and, whether or not it exists, leaves a watch on it.
@@ -350,7 +355,7 @@ func (c *Client) ExistsW(ctx context.Context, p string) (bool, *zk.Stat, <-chan 
 		ok, st, ch, err := c.conn.ExistsW(c.abs(p))
 		return r{ok, st, ch}, err
 	})
-	return res.ok, res.st, res.ch, c.wrap(err)
+	return res.ok, res.st, res.ch, c.wrap(OpCheck, p, err)
 }
 
 // Exists checks a node without a watch.
@@ -363,7 +368,7 @@ func (c *Client) Exists(ctx context.Context, p string) (bool, *zk.Stat, error) {
 		ok, st, err := c.conn.Exists(c.abs(p))
 		return r{ok, st}, err
 	})
-	return res.ok, res.st, c.wrap(err)
+	return res.ok, res.st, c.wrap(OpCheck, p, err)
 }
 
 // Get reads a node's data and stat.
@@ -376,27 +381,23 @@ func (c *Client) Get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
 		data, st, err := c.conn.Get(c.abs(p))
 		return r{data, st}, err
 	})
-	return res.data, res.st, c.wrap(err)
+	return res.data, res.st, c.wrap(OpRead, p, err)
 }
 
 // Delete deletes a node at any version.
 func (c *Client) Delete(ctx context.Context, p string) error {
 	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, c.conn.Delete(c.abs(p), -1) })
-	return c.wrap(err)
+	return c.wrap(OpDelete, p, err)
 }
 
-// wrap adds zklock's classification to go-zookeeper's errors while keeping
-// them visible to errors.Is.
-func (c *Client) wrap(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, zk.ErrNoAuth), errors.Is(err, zk.ErrInvalidACL), errors.Is(err, zk.ErrAuthFailed):
-		return fmt.Errorf("%w: %w", ErrPermission, err)
-	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing):
-		return fmt.Errorf("%w: %w", ErrSessionLost, err)
+// wrap turns go-zookeeper's error for op on p into an OpError, which names
+// the path and the cause and keeps both visible to errors.Is. A cancelled
+// context is the caller's own doing and stays as it is.
+func (c *Client) wrap(op, p string, err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
 	}
-	return err
+	return &OpError{Op: op, Path: p, Err: err}
 }
 
 // GetW reads a node and leaves a data watch on it. Unlike an exists watch, a
@@ -412,7 +413,7 @@ func (c *Client) GetW(ctx context.Context, p string) ([]byte, *zk.Stat, <-chan z
 		data, st, ch, err := c.conn.GetW(c.abs(p))
 		return r{data, st, ch}, err
 	})
-	return res.data, res.st, res.ch, c.wrap(err)
+	return res.data, res.st, res.ch, c.wrap(OpRead, p, err)
 }
 
 // EnsureChroot creates the chroot's own nodes, as containers, when a lock
@@ -428,7 +429,7 @@ func (c *Client) EnsureChroot(ctx context.Context) error {
 			return c.conn.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
 		})
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return c.wrap(err)
+			return c.wrap(OpCreate, p, err)
 		}
 	}
 	return nil
@@ -445,5 +446,5 @@ func (c *Client) ChildrenW(ctx context.Context, p string) ([]string, <-chan zk.E
 		ch, _, ev, err := c.conn.ChildrenW(c.abs(p))
 		return r{ch, ev}, err
 	})
-	return res.ch, res.ev, c.wrap(err)
+	return res.ch, res.ev, c.wrap(OpList, p, err)
 }

@@ -19,8 +19,7 @@ var (
 
 // IsPermission reports whether err is the server refusing access.
 func IsPermission(err error) bool {
-	return errors.Is(err, ErrPermission) || errors.Is(err, zk.ErrNoAuth) ||
-		errors.Is(err, zk.ErrAuthFailed) || errors.Is(err, zk.ErrInvalidACL)
+	return errors.Is(err, ErrPermission) || isPermissionCode(err)
 }
 
 // IsConnectionLoss reports whether err means the request's fate is unknown

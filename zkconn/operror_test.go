@@ -1,0 +1,46 @@
+package zkconn
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// TestOpError: every error a request can meet reads as a sentence that
+// names the path, and is classed so that the exit code is right.
+func TestOpError(t *testing.T) {
+	unknown := func(code int) error { return fmt.Errorf("unknown error: %d", code) }
+	for _, tc := range []struct {
+		op, path   string
+		err        error
+		want       string
+		permission bool
+		lost       bool
+	}{
+		{OpCreate, "/locks/a/_c_x-lock-", zk.ErrNoAuth, "permission denied: cannot create /locks/a/_c_x-lock-: the ACL of /locks/a does not let this client create nodes in it", true, false},
+		{OpList, "/kafka", zk.ErrNoAuth, "permission denied: cannot list the children of /kafka: the ACL of /kafka does not let this client read it", true, false},
+		{OpDelete, "/locks/a/n", zk.ErrNoAuth, "the ACL of /locks/a does not let this client delete nodes in it", true, false},
+		{OpCreate, "/a", zk.ErrInvalidACL, "refused the node's ACL", true, false},
+		{OpRead, "/a", zk.ErrAuthFailed, "rejected the credentials", true, false},
+		{OpCreate, "/a", unknown(-124), "permission denied: cannot create /a: the server requires authentication and closed the session", true, false},
+		{OpRead, "/a", zk.ErrSessionExpired, "cannot read /a: the ZooKeeper session expired", false, true},
+		{OpRead, "/a", zk.ErrConnectionClosed, "cannot read /a: the connection to ZooKeeper was lost", false, false},
+		{OpCreate, "/e/n", zk.ErrNoChildrenForEphemerals, "/e is an ephemeral node", false, false},
+		{OpCreate, "/a", unknown(-127), "throttles requests", false, false},
+		{OpCreate, "/a", unknown(-125), "quota", false, false},
+		{OpCreate, "/a", unknown(-120), "local session", false, false},
+		{OpCreate, "/a", unknown(-119), "read-only", false, false},
+		{OpCreate, "/a", unknown(-999), "cannot create /a: unknown error: -999", false, false},
+	} {
+		err := fmt.Errorf("outer: %w", &OpError{Op: tc.op, Path: tc.path, Err: tc.err})
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %q, want it to contain %q", tc.err, err, tc.want)
+		}
+		if IsPermission(err) != tc.permission || IsSessionLoss(err) != tc.lost || !errors.Is(err, tc.err) {
+			t.Errorf("%v: permission %v, session loss %v", tc.err, IsPermission(err), IsSessionLoss(err))
+		}
+	}
+}

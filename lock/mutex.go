@@ -210,13 +210,29 @@ func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.E
 // that its deletion is known at the handoff without a request).
 func (l *Lease) wait(ctx context.Context, o Options) error {
 	cleared := map[string]bool{} // contenders already checked for a flavor conflict
-	for {
+	for first := true; ; first = false {
+		var children []string
 		q, idx, _, err := l.position(ctx, func() ([]string, <-chan zk.Event, error) {
-			ch, err := l.c.Children(ctx, l.Path)
-			return ch, nil, err
+			var err error
+			children, err = l.c.Children(ctx, l.Path)
+			return children, nil, err
 		})
 		if err != nil {
 			return err
+		}
+		if first {
+			// One recipe per path. This listing comes after our create,
+			// and a semaphore checks the path after creating its own
+			// node, so of two that arrive together the later one always
+			// sees the earlier. Checking before our create as well would
+			// cost every acquisition a round trip for nothing more.
+			conflict, err := semaphoreNode(ctx, l.c, l.Path, children)
+			if err != nil {
+				return err
+			}
+			if conflict != nil {
+				return conflict
+			}
 		}
 		if err := l.checkFlavors(ctx, q, idx, cleared); err != nil {
 			return err

@@ -68,16 +68,25 @@ func wantExit(t *testing.T, c *exec.Cmd, stderr *syncBuffer, want int, who strin
 	}
 }
 
+// gatedPair starts a holder (named first) on path, and once its command
+// runs, a waiter (second) queued behind it.
+func gatedPair(t *testing.T, dir, path, first, second string) (holder *exec.Cmd, holderErr *syncBuffer, waiter *exec.Cmd, waiterErr *syncBuffer) {
+	t.Helper()
+	conn := rawZK(t)
+	holder, holderErr = startGated(t, dir, first, "run", "--path", path)
+	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, first+".started")) })
+	waiter, waiterErr = startGated(t, dir, second, "run", "--path", path)
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	return holder, holderErr, waiter, waiterErr
+}
+
 // TestDeletedWaiterRejoins deletes a waiter's node while it waits. It must
 // not run when the holder leaves (it holds no place in the queue): it says
 // once that it lost its place, joins again at the back, and runs in turn.
 func TestDeletedWaiterRejoins(t *testing.T) {
 	path, dir := lockPath(t), t.TempDir()
 	conn := rawZK(t)
-	holder, holderErr := startGated(t, dir, "h", "run", "--path", path)
-	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
-	waiter, waiterErr := startGated(t, dir, "w", "run", "--path", path)
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	holder, holderErr, waiter, waiterErr := gatedPair(t, dir, path, "h", "w")
 	ch, _, err := conn.Children(path)
 	if err != nil {
 		t.Fatal(err)
@@ -139,4 +148,43 @@ func TestDeletedLockRecheckedBeforeRun(t *testing.T) {
 	waitFor(t, 10*time.Second, "the first job's command", func() bool { return fileExists(filepath.Join(dir, "w.started")) })
 	touch(t, filepath.Join(dir, "w"))
 	wantExit(t, both, bothErr, 0, "the job with both paths")
+}
+
+// TestHeldSinceAcquisition: "held by … since T" gives the time the holder
+// took the lock, not the time it joined the queue.
+func TestHeldSinceAcquisition(t *testing.T) {
+	path, dir := lockPath(t), t.TempDir()
+	first, firstErr, second, secondErr := gatedPair(t, dir, path, "a", "b")
+	joined := time.Now()
+	// The two times must differ in the seconds that the message shows.
+	time.Sleep(2 * time.Second)
+	touch(t, filepath.Join(dir, "a"))
+	wantExit(t, first, firstErr, 0, "first holder")
+	waitFor(t, 10*time.Second, "the second holder", func() bool { return fileExists(filepath.Join(dir, "b.started")) })
+	acquired := time.Now()
+	stamp := func(at time.Time) []string {
+		var out []string
+		for _, d := range []time.Duration{-time.Second, 0, time.Second} {
+			out = append(out, "since "+at.Add(d).Local().Format(time.RFC3339))
+		}
+		return out
+	}
+	var msg string
+	waitFor(t, 10*time.Second, "the busy message to give the acquisition time", func() bool {
+		out, _ := zklock(t, "tryrun", "--path", path, "--", "true").CombinedOutput()
+		msg = string(out)
+		for _, s := range stamp(acquired) {
+			if strings.Contains(msg, s) {
+				return true
+			}
+		}
+		return false
+	})
+	for _, s := range stamp(joined) {
+		if strings.Contains(msg, s) {
+			t.Errorf("busy message %q gives the time the holder joined", msg)
+		}
+	}
+	touch(t, filepath.Join(dir, "b"))
+	wantExit(t, second, secondErr, 0, "second holder")
 }

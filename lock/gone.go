@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // NodeGoneError means one of our lock nodes vanished while our session
@@ -66,4 +67,16 @@ func VerifyAll(ctx context.Context, leases []*Lease) error {
 		return last.Verify(ctx)
 	}
 	return nil
+}
+
+// MarkAcquired records in our node when we took the lock, so that list,
+// holders and a busy or timed-out waiter can say since when it is held (the
+// node's own times say only when we joined). It rewrites the node's data
+// with o.Acquired set to now. The write fires the data watch of the waiter
+// behind us, which then lists the queue once more and watches us again:
+// two requests of the next waiter's, while we hold, and none on anyone's
+// handoff.
+func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
+	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
+	return l.c.Set(ctx, l.Node, o.Encode())
 }

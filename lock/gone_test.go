@@ -164,3 +164,24 @@ func TestVerifyAll(t *testing.T) {
 	}
 	b.Release(ctx)
 }
+
+// TestFailedCreateRemovesParents: when the contender's create fails after
+// zklock made the lock path and its parents, those containers are deleted
+// again: a container that never had a child is never reaped by the server.
+// The server refuses the node's name here (a character only a stem could
+// carry past ValidatePath).
+func TestFailedCreateRemovesParents(t *testing.T) {
+	base := testPath(t)
+	path := base + "/deeper/lock"
+	c := client(t)
+	_, err := createProtected(ctxT(t, 10*time.Second), c, path, "bad\uFFFE-", nil)
+	if err == nil {
+		t.Fatal("the server took a node name with U+FFFE")
+	}
+	conn := raw(t)
+	for _, p := range []string{path, base + "/deeper", base} {
+		if ok, _, err := conn.Exists(p); err != nil || ok {
+			t.Errorf("%s is left behind after a failed create (%v)", p, err)
+		}
+	}
+}

@@ -87,8 +87,13 @@ func Describe(c Contender, o Owner, raw string, ours bool) string {
 		if len(o.Cmd) > 0 {
 			s += fmt.Sprintf(" (%s)", o.CommandLine())
 		}
-		if !o.Since.IsZero() {
-			s += " since " + o.Since.Local().Format(time.RFC3339)
+		switch {
+		case !o.Acquired.IsZero():
+			s += " since " + o.Acquired.Local().Format(time.RFC3339)
+		case !o.Since.IsZero():
+			// Taken a moment ago, or by a zklock that does not record
+			// the acquisition: only the time it joined is known.
+			s += " (in the queue since " + o.Since.Local().Format(time.RFC3339) + ")"
 		}
 		return s
 	}
@@ -124,14 +129,20 @@ func Acquire(ctx context.Context, c *zkconn.Client, path string, o Options) (*Le
 // first one in the queue, ahead of us, for as long as our session lives. So
 // the name carries a fresh GUID, and after a connection loss we look for it
 // before creating again.
-func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, data []byte) (string, error) {
+func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, data []byte) (node string, err error) {
+	var made []string // containers made here, removed again if we fail
+	defer func() {
+		if err != nil {
+			removeEmpty(c, made)
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		node, err := c.Create(ctx, zkconn.Join(path, stem), data, zk.FlagEphemeralSequential)
 		switch {
 		case err == nil:
 			return node, nil
 		case errors.Is(err, zk.ErrNoNode) && attempt < maxCreateAttempts:
-			if err := ensurePath(ctx, c, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err := ensurePath(ctx, c, path, &made); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return "", err
 			}
 		case errors.Is(err, zk.ErrNoChildrenForEphemerals):

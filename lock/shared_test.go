@@ -273,7 +273,7 @@ func TestFlavors(t *testing.T) {
 	conn := raw(t)
 	foreign := func(path, name, data string) {
 		t.Helper()
-		if err := ensurePath(ctx, client(t), path); err != nil {
+		if err := ensurePath(ctx, client(t), path, new([]string)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := conn.Create(path+"/"+name, []byte(data), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {

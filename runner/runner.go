@@ -252,11 +252,7 @@ func (o *Options) budget(c *zkconn.Client) Budget {
 	if t <= 0 {
 		t = o.Conn.SessionTimeout
 	}
-	grace := o.KillGrace
-	if grace <= 0 {
-		grace = lockexec.DefaultKillGrace
-	}
-	return NewBudget(t, grace)
+	return NewBudget(t, o.KillGrace)
 }
 
 // acquire connects and waits for the locks. A signal cancels the wait; the
@@ -316,14 +312,17 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 		acqCtx, clock = startWaitClock(ctx, o.Timeout)
 		defer clock.stop()
 	}
+	owner := lock.NewOwner(o.Version, o.Argv, o.kind())
+	owner.Limit = o.Limit
 	for {
-		leases, waitingOn, err := o.lockAll(acqCtx, client, try, clock, start)
+		leases, waitingOn, err := o.lockAll(acqCtx, client, owner, try, clock, start)
 		if err == nil {
 			err = lock.VerifyAll(acqCtx, leases)
 		}
 		var gone *lock.NodeGoneError
 		switch {
 		case err == nil:
+			markAcquired(leases, owner)
 			return client, leases, nil
 		case errors.As(err, &gone) && acqCtx.Err() == nil:
 			o.warnf("%v; joining the queue again", err)
@@ -355,9 +354,7 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 
 // lockAll takes every path in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, try bool, clock *waitClock, start time.Time) ([]*lock.Lease, string, error) {
-	owner := lock.NewOwner(o.Version, o.Argv, o.kind())
-	owner.Limit = o.Limit
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, owner lock.Owner, try bool, clock *waitClock, start time.Time) ([]*lock.Lease, string, error) {
 	lo := lock.Options{
 		Data:   owner.Encode(),
 		Kind:   o.kind(),
@@ -384,6 +381,24 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, try bool, 
 		leases = append(leases, l)
 	}
 	return leases, "", nil
+}
+
+// markAcquiredTimeout bounds recording the acquisition time; it is only
+// for display, and a session that cannot write it has other trouble that
+// the guard reports.
+const markAcquiredTimeout = 5 * time.Second
+
+// markAcquired records the acquisition time in every node, in the
+// background: the command does not wait for it. Each goroutine ends with
+// its request's reply or its timeout.
+func markAcquired(leases []*lock.Lease, owner lock.Owner) {
+	for _, l := range leases {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), markAcquiredTimeout)
+			defer cancel()
+			_ = l.MarkAcquired(ctx, owner)
+		}()
+	}
 }
 
 // giveBack deletes the nodes of leases before joining again: the other

@@ -80,6 +80,20 @@ func gatedPair(t *testing.T, dir, path, first, second string) (holder *exec.Cmd,
 	return holder, holderErr, waiter, waiterErr
 }
 
+// runsInTurn lets the holder ("h") finish, then checks that the waiter
+// ("w") ran after it, and said exactly once that it had lost its place.
+func runsInTurn(t *testing.T, dir string, holder *exec.Cmd, holderErr *syncBuffer, waiter *exec.Cmd, waiterErr *syncBuffer) {
+	t.Helper()
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder")
+	waitFor(t, 10*time.Second, "the waiter's command", func() bool { return fileExists(filepath.Join(dir, "w.started")) })
+	touch(t, filepath.Join(dir, "w"))
+	wantExit(t, waiter, waiterErr, 0, "waiter")
+	if n := strings.Count(waiterErr.String(), "lost its place"); n != 1 {
+		t.Errorf("the waiter said %d times that it lost its place, want once; stderr: %s", n, waiterErr)
+	}
+}
+
 // TestDeletedWaiterRejoins deletes a waiter's node while it waits. It must
 // not run when the holder leaves (it holds no place in the queue): it says
 // once that it lost its place, joins again at the back, and runs in turn.
@@ -102,14 +116,7 @@ func TestDeletedWaiterRejoins(t *testing.T) {
 		q := lock.Contenders(ch)
 		return len(q) == 2 && q[1].Name != old
 	})
-	touch(t, filepath.Join(dir, "h"))
-	wantExit(t, holder, holderErr, 0, "holder")
-	waitFor(t, 10*time.Second, "the waiter's command", func() bool { return fileExists(filepath.Join(dir, "w.started")) })
-	touch(t, filepath.Join(dir, "w"))
-	wantExit(t, waiter, waiterErr, 0, "waiter")
-	if n := strings.Count(waiterErr.String(), "lost its place"); n != 1 {
-		t.Errorf("the waiter said %d times that it lost its place, want once; stderr: %s", n, waiterErr)
-	}
+	runsInTurn(t, dir, holder, holderErr, waiter, waiterErr)
 	assertGone(t, conn, path)
 }
 
@@ -187,4 +194,56 @@ func TestHeldSinceAcquisition(t *testing.T) {
 	}
 	touch(t, filepath.Join(dir, "b"))
 	wantExit(t, second, secondErr, 0, "second holder")
+}
+
+// expireWaiter starts a holder on path and a waiter (waiterArgs) that
+// reaches the server through a proxy with a 2s session; it then cuts the
+// waiter off until the server has expired its session, and heals the link.
+func expireWaiter(t *testing.T, dir, path string, waiterArgs ...string) (holder *exec.Cmd, holderErr *syncBuffer, waiter *exec.Cmd, waiterErr *syncBuffer) {
+	t.Helper()
+	conn := rawZK(t)
+	proxy := zktest.NewProxyT(t, server.Addrs()[0])
+	holder, holderErr = startGated(t, dir, "h", "run", "--path", path)
+	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	waiter, waiterErr = startGated(t, dir, "w", append([]string{"--servers", proxy.Addr(), "--session-timeout", "2s"}, waiterArgs...)...)
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	proxy.Cut()
+	waitFor(t, 15*time.Second, "the waiter's session to expire", func() bool { return queueLen(conn, path) == 1 })
+	proxy.Heal()
+	return holder, holderErr, waiter, waiterErr
+}
+
+// TestWaiterLosesSession cuts a waiter off from the server for longer than
+// its session timeout, then heals the link. Its session has expired and its
+// node is gone: it says once that it lost its place, joins the queue again
+// with a new session, and runs after the holder, never beside it.
+func TestWaiterLosesSession(t *testing.T) {
+	path, dir := lockPath(t), t.TempDir()
+	conn := rawZK(t)
+	holder, holderErr, waiter, waiterErr := expireWaiter(t, dir, path, "run", "--path", path)
+	waitFor(t, 15*time.Second, "the waiter to join again", func() bool { return queueLen(conn, path) == 2 })
+	if fileExists(filepath.Join(dir, "w.started")) {
+		t.Fatal("the waiter ran while the holder held the lock")
+	}
+	runsInTurn(t, dir, holder, holderErr, waiter, waiterErr)
+	assertGone(t, conn, path)
+}
+
+// TestWaiterLosesSessionTimeout: --timeout counts the whole wait, across
+// the rejoin after a lost session.
+func TestWaiterLosesSessionTimeout(t *testing.T) {
+	path, dir := lockPath(t), t.TempDir()
+	conn := rawZK(t)
+	start := time.Now()
+	holder, holderErr, waiter, waiterErr := expireWaiter(t, dir, path, "run", "--timeout", "6s", "--path", path)
+	wantExit(t, waiter, waiterErr, 75, "waiter")
+	if d := time.Since(start); d > 9*time.Second {
+		t.Errorf("the waiter gave up after %s with --timeout 6s: the rejoin restarted the clock", d)
+	}
+	if !strings.Contains(waiterErr.String(), "lost its place") || !strings.Contains(waiterErr.String(), "timed out") {
+		t.Errorf("stderr %q", waiterErr)
+	}
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder")
+	assertGone(t, conn, path)
 }

@@ -329,7 +329,7 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 			giveBack(acqCtx, leases)
 			continue
 		case zkconn.IsSessionLoss(err) && !try && acqCtx.Err() == nil:
-			o.warnf("lost the place in the queue for %s (%v); joining again with a new session",
+			o.warnf("%s lost its place in the queue (%v); joining again with a new session",
 				strings.Join(o.Paths, " "), err)
 			client.Close()
 			if client, err = o.dial(acqCtx); err != nil {

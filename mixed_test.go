@@ -73,7 +73,7 @@ func nodesUnder(t *testing.T, path string) string {
 // the kernel overlap detector: never do both commands run at once, and a
 // refused contender exits 64.
 func TestMixedRecipesRace(t *testing.T) {
-	const rounds = 12
+	const rounds = 20
 	conn := rawZK(t)
 	path, dir := lockPath(t), t.TempDir()
 	refused := 0

@@ -59,15 +59,23 @@ func lockContender(path string, children []string) *KindConflictError {
 // children: a node under <path>/locks or <path>/leases. Only paths that
 // have such children cost requests; empty leftover containers are no
 // conflict.
+//
+// The order matters. A semaphore contender creates its mutex node under
+// locks, checks path, creates its lease, and only then deletes the mutex
+// node. So if the mutex node is already gone when we list locks, the lease
+// was created before we list leases, and we see it there. Listing leases
+// first could miss both: the lease not yet made, the mutex node gone by the
+// time we look. And both are listed when either name is a child of path,
+// since the leases container may not have existed when path was listed.
 func semaphoreNode(ctx context.Context, c *zkconn.Client, path string, children []string) (*KindConflictError, error) {
-	for _, sub := range []string{semLeases, semLocks} {
-		found := false
-		for _, ch := range children {
-			found = found || ch == sub
-		}
-		if !found {
-			continue
-		}
+	present := false
+	for _, ch := range children {
+		present = present || ch == semLocks || ch == semLeases
+	}
+	if !present {
+		return nil, nil
+	}
+	for _, sub := range []string{semLocks, semLeases} {
 		dir := zkconn.Join(path, sub)
 		nodes, err := c.Children(ctx, dir)
 		if errors.Is(err, zk.ErrNoNode) {

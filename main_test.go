@@ -43,6 +43,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"exitcode":  cmdExitcode,
 			"gone":      cmdGone,
+			"absent":    cmdAbsent,
 			"queued":    cmdQueued,
 			"ephemeral": cmdEphemeral,
 			"waitfile":  cmdWaitfile,
@@ -109,6 +110,20 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s is still there, children %v", args[0], ch)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// absent PATH asserts that PATH does not exist now: nothing was created
+// there, not even an empty container that the server would never reap.
+func cmdAbsent(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: absent PATH")
+	}
+	conn := rawConn(ts)
+	defer conn.Close()
+	if ok, _, err := conn.Exists(args[0]); err != nil || ok {
+		ch, _, _ := conn.Children(args[0])
+		ts.Fatalf("%s exists (children %v, %v)", args[0], ch, err)
 	}
 }
 

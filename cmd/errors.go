@@ -43,7 +43,8 @@ func exitCode(err error) int {
 	case errors.As(err, &usage), errors.Is(err, zkconn.ErrBadPath),
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
 		errors.Is(err, lock.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
-		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent):
+		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
+		errors.As(err, new(*lock.KindConflictError)):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -63,10 +64,13 @@ func message(err error) string {
 	var (
 		exit  *lockexec.ExitError
 		usage *UsageError
+		kind  *lock.KindConflictError
 	)
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &kind):
+		return err.Error() + kindHint(kind)
 	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime):
 		return ""
 	case errors.As(err, &usage):
@@ -77,4 +81,15 @@ func message(err error) string {
 		return err.Error() + " (check --auth-file, --auth or ZKLOCK_AUTH, and the ACL)"
 	}
 	return err.Error()
+}
+
+// kindHint says which flags join a path of the other recipe.
+func kindHint(e *lock.KindConflictError) string {
+	switch {
+	case e.Found == lock.RecipeSemaphore && e.Limit > 0:
+		return fmt.Sprintf(" (use --limit %d to join it, or another --path)", e.Limit)
+	case e.Found == lock.RecipeSemaphore:
+		return " (use --limit N to join it, or another --path)"
+	}
+	return " (drop --limit to join it, or use another --path)"
 }

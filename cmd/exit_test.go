@@ -43,6 +43,13 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("%w: %w", lockexec.ErrLockLost, &lockexec.ExitError{Code: 143}), 76, "lock lost"},
 		{fmt.Errorf("%w", lockexec.ErrMaxRuntime), 124, "max-runtime"},
 		{errors.New("something else"), 69, "something else"},
+		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeLock, Found: lock.RecipeSemaphore, Node: "/p/leases/x", Limit: 3}, 64,
+			"/p is used as a semaphore (node /p/leases/x), not as a lock (use --limit 3 to join it, or another --path)"},
+		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeLock, Found: lock.RecipeSemaphore, Node: "/p/locks/x"}, 64,
+			"(use --limit N to join it"},
+		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeSemaphore, Found: lock.RecipeLock, Node: "/p/x"}, 64,
+			"/p is used as a lock (node /p/x), not as a semaphore (drop --limit to join it, or use another --path)"},
+		{&lock.NodeGoneError{Path: "/p", Node: "/p/x"}, 69, "/p lost its place"},
 	}
 	for _, c := range cases {
 		if got := exitCode(c.err); got != c.code {

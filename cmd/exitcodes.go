@@ -22,7 +22,8 @@ const exitCodeHelp = `Exit codes:
   CMD's own   the command ran and exited with this code
   128+N       the command died of signal N (or zklock got signal N while waiting)
   64          usage error: bad flag, path or arguments; a --flavor or --limit
-              that the path's current holders rule out
+              that the path's current holders rule out, or a path that holds
+              the other kind of lock (a semaphore, or a plain/shared lock)
   69          ZooKeeper unreachable, or no session within --connect-timeout
   75          busy (tryrun) or --timeout expired; change with --conflict-exit-code
   76          the lock was lost while the command ran (the command was stopped)

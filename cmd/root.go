@@ -43,8 +43,8 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 	if err != nil {
 		return zkconn.Options{}, &UsageError{Err: err}
 	}
-	if g.SessionTimeout <= 0 {
-		return zkconn.Options{}, usageErrorf("--session-timeout must be positive")
+	if err := checkSessionTimeout(g.SessionTimeout); err != nil {
+		return zkconn.Options{}, err
 	}
 	if g.ConnectTimeout <= 0 {
 		return zkconn.Options{}, usageErrorf("--connect-timeout must be positive")

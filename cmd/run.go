@@ -18,7 +18,7 @@ type runOptions struct {
 	Try          bool
 	Paths        []string
 	Shared       bool
-	Limit        int
+	Limit        limitValue // 0: not a semaphore
 	Flavor       string
 	Timeout      time.Duration
 	HasTimeout   bool
@@ -80,14 +80,14 @@ holds the lock. Like flock -n.
 	f := c.Flags()
 	f.StringArrayVar(&o.Paths, "path", nil, "lock path, e.g. /locks/job (required); repeat to hold several locks at once")
 	f.BoolVar(&o.Shared, "shared", false, "take a shared (read) lock: shared holders run together, exclusive ones alone")
-	f.IntVar(&o.Limit, "limit", 0, "semaphore: allow up to N holders at once (Curator InterProcessSemaphoreV2 layout)")
+	f.Var(&o.Limit, "limit", "semaphore: allow up to N (at least 1) holders at once (Curator InterProcessSemaphoreV2 layout)")
 	f.StringVar(&o.Flavor, "flavor", "curator", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
 	if !try {
-		f.DurationVar(&o.Timeout, "timeout", 0, "give up waiting after this long (exit 75); 0 means do not wait at all; default: wait forever")
+		f.DurationVar(&o.Timeout, "timeout", 0, "give up waiting after this long (exit 75), counted from joining the queue; a free lock is taken whatever the timeout; 0 means do not wait at all; default: wait forever")
 	}
 	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
 	f.StringVar(&o.OnLost, "on-lost", "terminate", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
-	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD (for a lost lock at most 1/5 of the session timeout)")
+	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
 	f.DurationVar(&o.MaxRuntime, "max-runtime", 0, "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	c.Args = func(c *cobra.Command, args []string) error {
 		dash := c.ArgsLenAtDash()
@@ -140,8 +140,6 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		return ro, usageErrorf("--flavor must be curator, curator-rw or kazoo, not %q", o.Flavor)
 	}
 	switch {
-	case o.Limit < 0:
-		return ro, usageErrorf("--limit must be at least 1")
 	case o.Limit > 0 && o.Shared:
 		return ro, usageErrorf("--limit and --shared do not combine: a semaphore's holders are all alike")
 	case o.Limit > 0 && flavor == lock.FlavorKazoo:
@@ -170,7 +168,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	}
 	return runner.Options{
 		Conn: conn, Paths: o.Paths, Argv: o.Argv, Try: o.Try,
-		Shared: o.Shared, Limit: o.Limit, Flavor: flavor,
+		Shared: o.Shared, Limit: int(o.Limit), Flavor: flavor,
 		Timeout: o.Timeout, HasTimeout: o.HasTimeout, ConflictCode: o.ConflictCode,
 		Version: Version(), OnLost: policy, KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		Logf: u.logf, Warnf: u.warnf,

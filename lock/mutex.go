@@ -46,6 +46,13 @@ type Lease struct {
 	Path, Node string
 	// Seq is our node's sequence number.
 	Seq int32
+	// own is a data watch on our own node, set when we start to wait. The
+	// server sends a client its watch events in zxid order, and
+	// go-zookeeper hands them out in that order from one goroutine, so
+	// when the predecessor's deletion arrives, a deletion of our own node
+	// that happened first is already waiting here: the handoff learns
+	// that our node is gone without a request of its own.
+	own <-chan zk.Event
 }
 
 // ErrFlavorConflict means another client library's contenders on the lock
@@ -80,8 +87,13 @@ func Describe(c Contender, o Owner, raw string, ours bool) string {
 		if len(o.Cmd) > 0 {
 			s += fmt.Sprintf(" (%s)", o.CommandLine())
 		}
-		if !o.Since.IsZero() {
-			s += " since " + o.Since.Local().Format(time.RFC3339)
+		switch {
+		case !o.Acquired.IsZero():
+			s += " since " + o.Acquired.Local().Format(time.RFC3339)
+		case !o.Since.IsZero():
+			// Taken a moment ago, or by a zklock that does not record
+			// the acquisition: only the time it joined is known.
+			s += " (in the queue since " + o.Since.Local().Format(time.RFC3339) + ")"
 		}
 		return s
 	}
@@ -117,14 +129,20 @@ func Acquire(ctx context.Context, c *zkconn.Client, path string, o Options) (*Le
 // first one in the queue, ahead of us, for as long as our session lives. So
 // the name carries a fresh GUID, and after a connection loss we look for it
 // before creating again.
-func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, data []byte) (string, error) {
+func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, data []byte) (node string, err error) {
+	var made []string // containers made here, removed again if we fail
+	defer func() {
+		if err != nil {
+			removeEmpty(c, made)
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		node, err := c.Create(ctx, zkconn.Join(path, stem), data, zk.FlagEphemeralSequential)
 		switch {
 		case err == nil:
 			return node, nil
 		case errors.Is(err, zk.ErrNoNode) && attempt < maxCreateAttempts:
-			if err := ensurePath(ctx, c, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err := ensurePath(ctx, c, path, &made); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return "", err
 			}
 		case errors.Is(err, zk.ErrNoChildrenForEphemerals):
@@ -173,7 +191,7 @@ func (l *Lease) name() string { return l.Node[strings.LastIndexByte(l.Node, '/')
 
 // position lists the queue with list (retrying across connection loss) and
 // finds our node in it. Our node missing means the session that owned it is
-// gone. It also returns list's watch, if list set one.
+// gone, or someone deleted the node. It also returns list's watch, if list set one.
 func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.Event, error)) ([]Contender, int, <-chan zk.Event, error) {
 	name := l.name()
 	for {
@@ -194,30 +212,47 @@ func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.E
 				return q, i, ev, nil
 			}
 		}
-		if err := l.c.LostErr(); err != nil {
-			return nil, 0, nil, err
-		}
-		return nil, 0, nil, fmt.Errorf("%w: our node %s is gone", zkconn.ErrSessionLost, l.Node)
+		return nil, 0, nil, l.goneErr()
 	}
 }
 
 // wait is the herd-free loop: list the children without a watch, and if we
-// cannot hold yet, watch only the one node we wait for.
+// cannot hold yet, watch only the one node we wait for (and our own node, so
+// that its deletion is known at the handoff without a request).
 func (l *Lease) wait(ctx context.Context, o Options) error {
 	cleared := map[string]bool{} // contenders already checked for a flavor conflict
-	for {
+	for first := true; ; first = false {
+		var children []string
 		q, idx, _, err := l.position(ctx, func() ([]string, <-chan zk.Event, error) {
-			ch, err := l.c.Children(ctx, l.Path)
-			return ch, nil, err
+			var err error
+			children, err = l.c.Children(ctx, l.Path)
+			return children, nil, err
 		})
 		if err != nil {
 			return err
+		}
+		if first {
+			// One recipe per path. This listing comes after our create,
+			// and a semaphore checks the path after creating its own
+			// node, so of two that arrive together the later one always
+			// sees the earlier. Checking before our create as well would
+			// cost every acquisition a round trip for nothing more.
+			conflict, err := semaphoreNode(ctx, l.c, l.Path, children)
+			if err != nil {
+				return err
+			}
+			if conflict != nil {
+				return conflict
+			}
 		}
 		if err := l.checkFlavors(ctx, q, idx, cleared); err != nil {
 			return err
 		}
 		ahead := blocker(q, idx)
 		if ahead < 0 {
+			// The listing we just read has our node in it: it exists,
+			// and as an ephemeral node created by this session (the
+			// session is checked on every reply) it is ours.
 			return nil
 		}
 		if o.Try {
@@ -226,7 +261,7 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 		if o.OnWait != nil {
 			o.OnWait(idx+1, q[ahead])
 		}
-		_, _, ch, err := l.c.GetW(ctx, zkconn.Join(l.Path, q[ahead].Name))
+		ch, err := l.watch(ctx, zkconn.Join(l.Path, q[ahead].Name))
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			continue // gone already: look again
@@ -243,18 +278,82 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 			// The contender we waited for was at the head of the queue and
 			// is gone: nobody can have joined ahead of us (sequence numbers
 			// only grow), so we hold the lock without listing again. That
-			// saves a round trip on every handoff.
-			if ev.Type == zk.EventNodeDeleted && ahead == 0 {
+			// saves a round trip on every handoff. Our own node must still
+			// be there: a deletion of it (an operator's deleteall) would
+			// have reached our own watch before this event.
+			if ev.Type == zk.EventNodeDeleted && ahead == 0 && l.ownIntact() {
 				return nil
 			}
-			// Otherwise (another deletion, a data change, a dropped watch)
-			// look again.
+			// Otherwise (another deletion, a data change, a dropped watch,
+			// news about our own node) look again: the listing finds out
+			// whether our node is still there.
+		case ev := <-l.own:
+			l.ownEvent(ev)
 		case <-l.c.Lost():
 			return l.c.LostErr()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// watch sets a data watch on the node we wait for and, the first time, one
+// on our own node as well. Both requests are in flight together, so the
+// second one costs no round trip of its own.
+func (l *Lease) watch(ctx context.Context, ahead string) (<-chan zk.Event, error) {
+	type result struct {
+		ch  <-chan zk.Event
+		err error
+	}
+	var mine chan result
+	if l.own == nil {
+		mine = make(chan result, 1)
+		go func() {
+			_, _, ch, err := l.c.GetW(ctx, l.Node)
+			mine <- result{ch, err}
+		}()
+	}
+	_, _, ch, err := l.c.GetW(ctx, ahead)
+	if mine != nil {
+		r := <-mine
+		switch {
+		case errors.Is(r.err, zk.ErrNoNode):
+			return nil, l.goneErr()
+		case r.err != nil && err == nil:
+			// Not watched this time (a dropped connection): the next
+			// round tries again, and the listing still checks our node.
+			err = r.err
+		case r.err == nil:
+			l.own = r.ch
+		}
+	}
+	return ch, err
+}
+
+// ownIntact reports whether nothing has been heard about our own node since
+// its watch was set (always true before the first wait: the listing that
+// decided proved the node was there).
+func (l *Lease) ownIntact() bool {
+	select {
+	case ev := <-l.own:
+		l.ownEvent(ev)
+		return false
+	default:
+		return true
+	}
+}
+
+// ownEvent consumes an event from our own node's watch: any event ends that
+// watch, so it is set again at the next wait.
+func (l *Lease) ownEvent(zk.Event) { l.own = nil }
+
+// goneErr is the error for a node of ours that has vanished while the
+// session lives: an operator or a script deleted it.
+func (l *Lease) goneErr() error {
+	if err := l.c.LostErr(); err != nil {
+		return err
+	}
+	return &NodeGoneError{Path: l.Path, Node: l.Node}
 }
 
 // checkFlavors refuses to share a path with another library's contenders

@@ -124,12 +124,12 @@ func TestHerdFree(t *testing.T) {
 	eventually(t, 10*time.Second, "every waiter to watch", func() bool {
 		watched, err = zktest.Wchp(ctx, addr)
 		n := 0
-		for p := range watched {
+		for p, s := range watched {
 			if strings.HasPrefix(p, path+"/") {
-				n++
+				n += len(s)
 			}
 		}
-		return err == nil && n == waiters
+		return err == nil && n == 2*waiters
 	})
 	children, _, err := conn.Children(path)
 	if err != nil {
@@ -139,13 +139,13 @@ func TestHerdFree(t *testing.T) {
 	if len(q) != waiters+1 {
 		t.Fatalf("%d contenders, want %d", len(q), waiters+1)
 	}
+	others := othersWatching(t, conn, path, q, watched)
 	for i, c := range q {
-		sessions := watched[path+"/"+c.Name]
 		switch {
-		case i < waiters && len(sessions) != 1:
-			t.Errorf("node %d (%s) is watched by %d sessions, want exactly 1", i, c.Name, len(sessions))
-		case i == waiters && len(sessions) != 0:
-			t.Errorf("the last node is watched by %d sessions, want 0", len(sessions))
+		case i < waiters && others[i] != 1:
+			t.Errorf("node %d (%s) is watched by %d other sessions, want exactly 1", i, c.Name, others[i])
+		case i == waiters && others[i] != 0:
+			t.Errorf("the last node is watched by %d other sessions, want 0", others[i])
 		}
 	}
 	for p := range watched {
@@ -157,8 +157,9 @@ func TestHerdFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := atoi(t, after["zk_watch_count"]) - atoi(t, before["zk_watch_count"]); d != waiters {
-		t.Errorf("zk_watch_count grew by %d, want %d", d, waiters)
+	// One watch on the node ahead and one on its own node per waiter.
+	if d := atoi(t, after["zk_watch_count"]) - atoi(t, before["zk_watch_count"]); d != 2*waiters {
+		t.Errorf("zk_watch_count grew by %d, want %d", d, 2*waiters)
 	}
 	holder.Release(ctx)
 	wg.Wait()
@@ -167,6 +168,33 @@ func TestHerdFree(t *testing.T) {
 		t.Error(err)
 	}
 	assertGone(t, path)
+}
+
+// othersWatching counts, for each node of q, the sessions other than its
+// owner that watch it, and checks that each waiter (every node but the
+// first) watches its own node: that watch tells it at the handoff whether
+// its node was deleted, and it wakes nobody else.
+func othersWatching(t *testing.T, conn *zk.Conn, path string, q []Contender, watched map[string][]int64) []int {
+	t.Helper()
+	out := make([]int, len(q))
+	for i, c := range q {
+		_, st, err := conn.Get(path + "/" + c.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		self := false
+		for _, s := range watched[path+"/"+c.Name] {
+			if s == st.EphemeralOwner {
+				self = true
+			} else {
+				out[i]++
+			}
+		}
+		if self != (i > 0) {
+			t.Errorf("node %d (%s): watched by its own session: %v, want %v", i, c.Name, self, i > 0)
+		}
+	}
+	return out
 }
 
 func atoi(t *testing.T, s string) int {

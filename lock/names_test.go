@@ -133,3 +133,30 @@ func TestCommandLine(t *testing.T) {
 		t.Errorf("CommandLine = %s, want %s", got, want)
 	}
 }
+
+func TestBoundArgv(t *testing.T) {
+	long := strings.Repeat("x", 10)
+	for _, tc := range []struct {
+		argv []string
+		max  int
+		want []string
+		cut  int
+	}{
+		{[]string{"sh", "-c", "true"}, 64, []string{"sh", "-c", "true"}, 0},
+		{[]string{"echo", long}, 8, []string{"echo", "xxxx"}, 6},
+		{[]string{"echo", long, "more"}, 4, []string{"echo"}, 14},
+		{[]string{"é", "ééé"}, 5, []string{"é", "é"}, 4}, // never half a character
+	} {
+		got, cut := boundArgv(tc.argv, tc.max)
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") || cut != tc.cut {
+			t.Errorf("boundArgv(%q, %d) = %q, %d; want %q, %d", tc.argv, tc.max, got, cut, tc.want, tc.cut)
+		}
+	}
+	o := NewOwner("v", []string{"echo", strings.Repeat("y", 2<<20)}, Exclusive)
+	if n := len(o.Encode()); n > MaxCmdBytes+1024 {
+		t.Errorf("a 2 MiB command line makes %d bytes of node data", n)
+	}
+	if got := o.CommandLine(); !strings.HasSuffix(got, " …[2093060 bytes more]") {
+		t.Errorf("a cut command line does not say so: %q", got[len(got)-40:])
+	}
+}

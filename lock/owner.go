@@ -2,24 +2,38 @@ package lock
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/user"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Owner is the JSON data zklock writes into its contender node, so that
 // `list`, `holders` and the busy message can say who is there.
 type Owner struct {
-	Zklock string    `json:"zklock"` // zklock version; marks the data as ours
-	Host   string    `json:"host"`
-	PID    int       `json:"pid"`
-	User   string    `json:"user"`
-	Cmd    []string  `json:"cmd"`
-	Since  time.Time `json:"since"`
-	Mode   string    `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
-	Limit  int       `json:"limit,omitempty"` // a semaphore's limit
+	Zklock string   `json:"zklock"` // zklock version; marks the data as ours
+	Host   string   `json:"host"`
+	PID    int      `json:"pid"`
+	User   string   `json:"user"`
+	Cmd    []string `json:"cmd"`
+	// CmdCut is how many bytes of the command line were left out of Cmd
+	// to keep the node small; 0 when Cmd is whole.
+	CmdCut int       `json:"cmd_cut,omitempty"`
+	Since  time.Time `json:"since"` // when it joined the queue
+	// Acquired is when it took the lock, written into the node once it
+	// holds (see Lease.MarkAcquired); zero while it waits.
+	Acquired time.Time `json:"acquired,omitzero"`
+	Mode     string    `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
+	Limit    int       `json:"limit,omitempty"` // a semaphore's limit
 }
+
+// MaxCmdBytes bounds the command line stored in a node. The server refuses
+// a request larger than its jute.maxbuffer (1 MB by default) by dropping
+// the connection, and every list and busy message reads the data: a few
+// KiB say what runs.
+const MaxCmdBytes = 4096
 
 // NewOwner describes this process.
 func NewOwner(version string, argv []string, kind Kind) Owner {
@@ -28,8 +42,34 @@ func NewOwner(version string, argv []string, kind Kind) Owner {
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
+	cmd, cut := boundArgv(argv, MaxCmdBytes)
 	return Owner{Zklock: version, Host: host, PID: os.Getpid(), User: name,
-		Cmd: argv, Since: time.Now().UTC().Truncate(time.Millisecond), Mode: kind.String()}
+		Cmd: cmd, CmdCut: cut, Since: time.Now().UTC().Truncate(time.Millisecond), Mode: kind.String()}
+}
+
+// boundArgv keeps the first max bytes of argv, cutting the last argument
+// kept at a character boundary, and returns how many bytes it left out.
+func boundArgv(argv []string, max int) ([]string, int) {
+	var out []string
+	left, cut := max, 0
+	for _, a := range argv {
+		switch {
+		case left <= 0:
+			cut += len(a)
+		case len(a) <= left:
+			out = append(out, a)
+			left -= len(a)
+		default:
+			keep := left
+			for keep > 0 && !utf8.RuneStart(a[keep]) {
+				keep--
+			}
+			out = append(out, a[:keep])
+			cut += len(a) - keep
+			left = 0
+		}
+	}
+	return out, cut
 }
 
 // Encode renders the owner as node data.
@@ -59,5 +99,9 @@ func (o Owner) CommandLine() string {
 		}
 		out[i] = a
 	}
-	return strings.Join(out, " ")
+	s := strings.Join(out, " ")
+	if o.CmdCut > 0 {
+		s += fmt.Sprintf(" …[%d bytes more]", o.CmdCut)
+	}
+	return s
 }

@@ -43,6 +43,12 @@ func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit 
 	if limit < 1 {
 		return nil, fmt.Errorf("%w: the limit must be at least 1", ErrLimitMismatch)
 	}
+	// One recipe per path: refuse at once if lock contenders are there,
+	// and look again once our own node exists (below), so that of a lock
+	// and a semaphore arriving together the later one sees the earlier.
+	if err := checkNoLocks(ctx, c, path); err != nil {
+		return nil, err
+	}
 	mutex, err := Acquire(ctx, c, zkconn.Join(path, semLocks), Options{Data: o.Data, Try: o.Try, OnWait: o.OnWait})
 	if errors.As(err, new(*BusyError)) {
 		// Someone holds the mutex: either creating a lease right now, or
@@ -53,6 +59,9 @@ func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit 
 		return nil, err
 	}
 	defer mutex.cleanup()
+	if err := checkNoLocks(ctx, c, path); err != nil {
+		return nil, err
+	}
 
 	leases := zkconn.Join(path, semLeases)
 	node, err := createProtected(ctx, c, leases, nodeStem(FlavorCurator, SemaphoreLease), o.Data)

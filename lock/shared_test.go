@@ -122,10 +122,11 @@ func TestSharedHerdFree(t *testing.T) {
 				n += len(s)
 			}
 		}
-		return n == len(kinds)
+		return n == 2*len(kinds)
 	})
 	children, _, _ := conn.Children(path)
 	q := Contenders(children)
+	others := othersWatching(t, conn, path, q, watched)
 	for i, c := range q {
 		want := 0
 		// Who should watch node i: the writer right behind it, or the
@@ -139,13 +140,13 @@ func TestSharedHerdFree(t *testing.T) {
 				}
 			}
 		}
-		if got := len(watched[path+"/"+c.Name]); got != want {
-			t.Errorf("node %d (%s) watched by %d sessions, want %d", i, c.Kind, got, want)
+		if got := others[i]; got != want {
+			t.Errorf("node %d (%s) watched by %d other sessions, want %d", i, c.Kind, got, want)
 		}
 	}
 	after, _ := zktest.Mntr(ctx, addr)
-	if d := atoi(t, after["zk_watch_count"]) - atoi(t, before["zk_watch_count"]); d != len(kinds) {
-		t.Errorf("zk_watch_count grew by %d, want %d (one per waiter)", d, len(kinds))
+	if d := atoi(t, after["zk_watch_count"]) - atoi(t, before["zk_watch_count"]); d != 2*len(kinds) {
+		t.Errorf("zk_watch_count grew by %d, want %d (two per waiter: the node ahead and its own)", d, 2*len(kinds))
 	}
 	holder.Release(ctx)
 	wg.Wait()
@@ -206,15 +207,17 @@ func TestSemaphore(t *testing.T) {
 		return len(ch) == waiters
 	})
 	// One mutex holder with a child watch on the leases; the other
-	// waiters each watch one mutex node.
+	// waiters each watch one mutex node, and their own.
 	eventually(t, 10*time.Second, "the watches", func() bool {
 		after, _ := zktest.Mntr(ctx, addr)
-		return atoi(t, after["zk_watch_count"])-atoi(t, before["zk_watch_count"]) == waiters
+		return atoi(t, after["zk_watch_count"])-atoi(t, before["zk_watch_count"]) == 2*waiters-1
 	})
 	watched, _ := zktest.Wchp(ctx, addr)
-	for p, s := range watched {
-		if strings.HasPrefix(p, path+"/") && len(s) != 1 {
-			t.Errorf("%s watched by %d sessions", p, len(s))
+	children, _, _ := conn.Children(path + "/locks")
+	mq := Contenders(children)
+	for i, n := range othersWatching(t, conn, path+"/locks", mq, watched) {
+		if want := min(1, len(mq)-1-i); n != want {
+			t.Errorf("mutex node %d watched by %d other sessions, want %d", i, n, want)
 		}
 	}
 	q, err := Inspect(ctx, client(t), path)
@@ -270,7 +273,7 @@ func TestFlavors(t *testing.T) {
 	conn := raw(t)
 	foreign := func(path, name, data string) {
 		t.Helper()
-		if err := ensurePath(ctx, client(t), path); err != nil {
+		if err := ensurePath(ctx, client(t), path, new([]string)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := conn.Create(path+"/"+name, []byte(data), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {

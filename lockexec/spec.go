@@ -29,13 +29,11 @@ func (p Policy) String() string {
 	return "Policy(" + strconv.Itoa(int(p)) + ")"
 }
 
-// DefaultKillGrace is how long the command's group gets between SIGTERM and
-// SIGKILL when Spec.KillGrace is 0. Five seconds is enough for a
-// well-behaved command to flush and remove its temporary files, and short
-// enough to end well within common ZooKeeper session timeouts (10-40s), so
-// a command whose lock is gone does not keep running for long while another
-// host may already hold the lock. Callers whose session timeout is shorter
-// pass a smaller KillGrace.
+// DefaultKillGrace is the grace zklock's --kill-grace flag defaults to.
+// Five seconds is enough for a well-behaved command to flush and remove its
+// temporary files, and short enough to end well within common ZooKeeper
+// session timeouts (10-40s), so a command whose lock is gone does not keep
+// running for long while another host may already hold the lock.
 const DefaultKillGrace = 5 * time.Second
 
 // killWait bounds how long Run waits, after SIGKILL, for the rest of the
@@ -77,9 +75,7 @@ type Spec struct {
 	// OnLost is what to do when Lost fires.
 	OnLost Policy
 	// KillGrace is the time between SIGTERM and SIGKILL when Run stops the
-	// command. 0 means DefaultKillGrace; a negative value sends SIGKILL
-	// right after SIGTERM (for callers whose remaining session time is
-	// already gone).
+	// command: 0 (or less) sends SIGKILL right after SIGTERM.
 	KillGrace time.Duration
 	// LostKillGrace, when positive, replaces KillGrace when the lock is
 	// lost: that grace has to fit in what is left of the session timeout,
@@ -104,12 +100,4 @@ type Spec struct {
 	Warn func(string)
 }
 
-func (s *Spec) killGrace() time.Duration {
-	switch {
-	case s.KillGrace == 0:
-		return DefaultKillGrace
-	case s.KillGrace < 0:
-		return 0
-	}
-	return s.KillGrace
-}
+func (s *Spec) killGrace() time.Duration { return max(s.KillGrace, 0) }

@@ -73,8 +73,15 @@ func TestLostTerminateKillsWholeGroup(t *testing.T) {
 	}
 }
 
+// TestGraceThenSIGKILL: a command that ignores SIGTERM gets KillGrace,
+// then SIGKILL; a KillGrace of 0 means no grace at all.
 func TestGraceThenSIGKILL(t *testing.T) {
-	const grace = 500 * time.Millisecond
+	for _, grace := range []time.Duration{500 * time.Millisecond, 0} {
+		t.Run(grace.String(), func(t *testing.T) { graceThenSIGKILL(t, grace) })
+	}
+}
+
+func graceThenSIGKILL(t *testing.T, grace time.Duration) {
 	s, dir := shSpec(t, `trap '' TERM
 mark ready $$
 while :; do sleep 0.01; done`)
@@ -101,7 +108,7 @@ while :; do sleep 0.01; done`)
 	if te.Exit == nil || te.Exit.Signal != syscall.SIGKILL || te.Exit.Code != 137 {
 		t.Fatalf("command outcome %v, want SIGKILL", te.Exit)
 	}
-	if !w.has("sending SIGKILL") {
+	if !w.has("SIGKILL") {
 		t.Errorf("warnings %q lack the SIGKILL", w.list())
 	}
 	t.Logf("SIGKILL after %v (grace %v)", elapsed, grace)

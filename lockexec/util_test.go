@@ -47,10 +47,11 @@ func shSpec(t *testing.T, script string) (Spec, string) {
 		}
 	})
 	return Spec{
-		Argv:   []string{"/bin/sh", "-c", shPrelude + script},
-		Env:    append(os.Environ(), "D="+dir),
-		Stdin:  devNull(t),
-		Stderr: stderr,
+		Argv:      []string{"/bin/sh", "-c", shPrelude + script},
+		Env:       append(os.Environ(), "D="+dir),
+		Stdin:     devNull(t),
+		Stderr:    stderr,
+		KillGrace: DefaultKillGrace,
 	}, dir
 }
 

@@ -235,11 +235,7 @@ func (o *Options) budget(c *zkconn.Client) lock.Budget {
 	if t <= 0 {
 		t = o.Conn.SessionTimeout
 	}
-	grace := o.KillGrace
-	if grace <= 0 {
-		grace = lockexec.DefaultKillGrace
-	}
-	return lock.NewBudget(t, grace)
+	return lock.NewBudget(t, o.KillGrace)
 }
 
 // acquire connects and waits for the locks. A signal cancels the wait; the
@@ -279,25 +275,69 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Cl
 // connectAndLock returns the session and the locks taken, also on error
 // (a multi-path acquisition may fail after taking some): the caller's finish
 // gives those back.
+//
+// Before it returns the locks, it checks that every node is still there and
+// ours (lock.VerifyAll). A waiter that lost its place, because its node was
+// deleted or its session expired while it waited, never runs the command:
+// it says so once, gives back what it holds, and joins the queue again at
+// the back (with a new session if the old one is gone). --timeout counts
+// the whole wait across such rejoins.
 func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Lease, error) {
 	start := time.Now()
 	try := o.Try || (o.HasTimeout && o.Timeout <= 0)
-	acqCtx := ctx
-	if o.HasTimeout && !try {
-		// One timeout covers the whole acquisition, every path included.
-		var cancel context.CancelFunc
-		acqCtx, cancel = context.WithTimeoutCause(ctx, o.Timeout, ErrWaitTimeout)
-		defer cancel()
-	}
-	client, err := zkconn.Dial(ctx, o.Conn)
+	client, err := o.dial(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	o.logf("connected to %s, session 0x%x, timeout %s (asked %s)", client.Server(), client.SessionID(),
-		client.NegotiatedTimeout(), o.Conn.SessionTimeout)
-
+	acqCtx := ctx
+	var clock *waitClock
+	if o.HasTimeout && !try {
+		acqCtx, clock = startWaitClock(ctx, o.Timeout)
+		defer clock.stop()
+	}
 	owner := lock.NewOwner(o.Version, o.Argv, o.kind())
 	owner.Limit = o.Limit
+	for {
+		leases, waitingOn, err := o.lockAll(acqCtx, client, owner, try, clock, start)
+		if err == nil {
+			err = lock.VerifyAll(acqCtx, leases)
+		}
+		var gone *lock.NodeGoneError
+		switch {
+		case err == nil:
+			markAcquired(leases, owner)
+			return client, leases, nil
+		case errors.As(err, &gone) && acqCtx.Err() == nil:
+			o.warnf("%v; joining the queue again", err)
+			giveBack(acqCtx, leases)
+			continue
+		case zkconn.IsSessionLoss(err) && !try && acqCtx.Err() == nil:
+			o.warnf("%s lost its place in the queue (%v); joining again with a new session",
+				strings.Join(o.Paths, " "), err)
+			client.Close()
+			if client, err = o.dial(acqCtx); err != nil {
+				return nil, nil, o.acquireErr(ctx, acqCtx, nil, waitingOn, err)
+			}
+			continue
+		}
+		return client, leases, o.acquireErr(ctx, acqCtx, client, waitingOn, err)
+	}
+}
+
+// dial opens a session and says so with -v.
+func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
+	client, err := zkconn.Dial(ctx, o.Conn)
+	if err != nil {
+		return nil, err
+	}
+	o.logf("connected to %s, session 0x%x, timeout %s (asked %s)", client.Server(), client.SessionID(),
+		client.NegotiatedTimeout(), o.Conn.SessionTimeout)
+	return client, nil
+}
+
+// lockAll takes every path in order, and returns the leases taken (also on
+// error) and the path it was waiting on last.
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, owner lock.Owner, try bool, clock *waitClock, start time.Time) ([]*lock.Lease, string, error) {
 	lo := lock.Options{
 		Data:   owner.Encode(),
 		Kind:   o.kind(),
@@ -305,37 +345,71 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 		Try:    try,
 	}
 	var leases []*lock.Lease
-	waitingOn := ""
 	for _, path := range o.Paths {
-		waitingOn = path
 		lo.OnWait = func(pos int, ahead lock.Contender) {
 			o.logf("waiting for %s at position %d behind %s", path, pos, ahead.Name)
+			clock.onWait()
 		}
 		var l *lock.Lease
+		var err error
 		if o.Limit > 0 {
-			l, err = lock.AcquireSemaphore(acqCtx, client, path, o.Limit, lo)
+			l, err = lock.AcquireSemaphore(ctx, client, path, o.Limit, lo)
 		} else {
-			l, err = lock.Acquire(acqCtx, client, path, lo)
+			l, err = lock.Acquire(ctx, client, path, lo)
 		}
 		if err != nil {
-			break // the caller's finish gives back what was taken
+			return leases, path, err
 		}
 		o.logf("acquired %s as %s after %s", path, l.Node, time.Since(start).Round(time.Millisecond))
 		leases = append(leases, l)
 	}
+	return leases, "", nil
+}
+
+// markAcquiredTimeout bounds recording the acquisition time; it is only
+// for display, and a session that cannot write it has other trouble that
+// the guard reports.
+const markAcquiredTimeout = 5 * time.Second
+
+// markAcquired records the acquisition time in every node, in the
+// background: the command does not wait for it. Each goroutine ends with
+// its request's reply or its timeout.
+func markAcquired(leases []*lock.Lease, owner lock.Owner) {
+	for _, l := range leases {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), markAcquiredTimeout)
+			defer cancel()
+			_ = l.MarkAcquired(ctx, owner)
+		}()
+	}
+}
+
+// giveBack deletes the nodes of leases before joining again: the other
+// jobs' watches fire as on any release.
+func giveBack(ctx context.Context, leases []*lock.Lease) {
+	for _, l := range leases {
+		_ = l.Release(ctx)
+	}
+}
+
+// acquireErr classifies a failed acquisition: busy and timed out are
+// conflicts (--conflict-exit-code), the rest stays as it is.
+func (o *Options) acquireErr(ctx, acqCtx context.Context, client *zkconn.Client, waitingOn string, err error) error {
 	var busy *lock.BusyError
 	switch {
-	case err == nil:
-		return client, leases, nil
 	case errors.As(err, &busy):
-		return client, leases, &ConflictError{Err: busy, Code: o.ConflictCode}
+		return &ConflictError{Err: busy, Code: o.ConflictCode}
 	case errors.Is(context.Cause(acqCtx), ErrWaitTimeout) && ctx.Err() == nil:
-		return client, leases, &ConflictError{
-			Err:  fmt.Errorf("%w %s after %s%s", ErrWaitTimeout, strings.Join(o.Paths, " "), o.Timeout, heldBy(client, waitingOn)),
+		held := ""
+		if client != nil && waitingOn != "" {
+			held = heldBy(client, waitingOn)
+		}
+		return &ConflictError{
+			Err:  fmt.Errorf("%w %s after %s%s", ErrWaitTimeout, strings.Join(o.Paths, " "), o.Timeout, held),
 			Code: o.ConflictCode,
 		}
 	}
-	return client, leases, err
+	return err
 }
 
 // heldBy describes who holds path, for a timeout message; "" if unknown.

@@ -52,6 +52,9 @@ func toJSON(e lock.Entry) EntryJSON {
 		if !e.Owner.Since.IsZero() {
 			j.Since = e.Owner.Since
 		}
+		if e.Holding && !e.Owner.Acquired.IsZero() {
+			j.Since = e.Owner.Acquired // a holder: since it took the lock
+		}
 	}
 	return j
 }

@@ -384,6 +384,15 @@ func (c *Client) Get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
 	return res.data, res.st, c.wrap(OpRead, p, err)
 }
 
+// Set writes a node's data at any version.
+func (c *Client) Set(ctx context.Context, p string, data []byte) error {
+	_, err := call(ctx, func() (struct{}, error) {
+		_, err := c.conn.Set(c.abs(p), data, -1)
+		return struct{}{}, err
+	})
+	return c.wrap(OpWrite, p, err)
+}
+
 // Delete deletes a node at any version.
 func (c *Client) Delete(ctx context.Context, p string) error {
 	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, c.conn.Delete(c.abs(p), -1) })

@@ -17,6 +17,7 @@ const (
 	OpList   = "list the children of"
 	OpCheck  = "check"
 	OpDelete = "delete"
+	OpWrite  = "write"
 )
 
 // Server error codes that go-zookeeper does not know: it reports them as

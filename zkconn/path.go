@@ -39,9 +39,12 @@ func ValidatePath(p string) error {
 	}
 	for _, r := range p {
 		// The server rejects these code points (PathUtils.validatePath).
-		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) ||
-			(r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
-			return fmt.Errorf("%w: %q contains the character %U", ErrBadPath, p, r)
+		// It sees the path as a Java string, where a character beyond
+		// U+FFFF (an emoji) is a pair of surrogates in U+D800–U+DFFF,
+		// so every such character is rejected too.
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) ||
+			(r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0 {
+			return fmt.Errorf("%w: %q contains the character %U, which ZooKeeper does not allow in a path", ErrBadPath, p, r)
 		}
 	}
 	return nil

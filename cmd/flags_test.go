@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/runner"
+)
+
+// validated parses run's flags and validates them into runner options.
+func validated(t *testing.T, args ...string) (runner.Options, error) {
+	t.Helper()
+	var ro runner.Options
+	o, err := parseRun(t, false, args...)
+	if err != nil {
+		return ro, err
+	}
+	return o.validate(newUI(&bytes.Buffer{}, &bytes.Buffer{}))
+}
+
+// TestRunFlagMeanings: each flag value means what it says, compared field
+// by field against what the runner is handed.
+func TestRunFlagMeanings(t *testing.T) {
+	type want struct {
+		KillGrace time.Duration
+		Limit     int
+		Timeout   time.Duration
+		Has       bool
+	}
+	for _, tc := range []struct {
+		args []string
+		want want
+	}{
+		{[]string{"--kill-grace", "0"}, want{KillGrace: 0}},
+		{[]string{"--kill-grace", "250ms"}, want{KillGrace: 250 * time.Millisecond}},
+		{nil, want{KillGrace: 5 * time.Second}},
+		{[]string{"--limit", "1"}, want{KillGrace: 5 * time.Second, Limit: 1}},
+		{[]string{"--timeout", "5ms"}, want{KillGrace: 5 * time.Second, Timeout: 5 * time.Millisecond, Has: true}},
+		{[]string{"--timeout", "0"}, want{KillGrace: 5 * time.Second, Has: true}},
+	} {
+		ro, err := validated(t, append(append([]string{"--path", "/a"}, tc.args...), "--", "true")...)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		got := want{KillGrace: ro.KillGrace, Limit: ro.Limit, Timeout: ro.Timeout, Has: ro.HasTimeout}
+		if got != tc.want {
+			t.Errorf("%q: got %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestRunFlagRefusals: values that cannot mean anything fail with a usage
+// error that names the flag.
+func TestRunFlagRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--limit", "0"}, `invalid argument "0" for "--limit" flag: must be at least 1, not 0`},
+		{[]string{"--limit", "-2"}, `invalid argument "-2" for "--limit" flag: must be at least 1, not -2`},
+		{[]string{"--limit", "x"}, `invalid argument "x" for "--limit" flag: "x" is not a number`},
+		{[]string{"--kill-grace", "-1s"}, "--kill-grace and --max-runtime must not be negative"},
+		{[]string{"--path", "/a/\U0001F512"}, `bad path: "/a/🔒" contains the character U+1F512, which ZooKeeper does not allow in a path`},
+		{[]string{"--path", "/a/\uFFFE"}, "contains the character U+FFFE"},
+	} {
+		_, err := validated(t, append(append([]string{"--path", "/a"}, tc.args...), "--", "true")...)
+		if tc.args[0] == "--path" {
+			_, err = validated(t, append(tc.args, "--", "true")...)
+		}
+		if code := exitCode(err); code != ExitUsage {
+			t.Errorf("%q: exit %d (%v), want %d", tc.args, code, err, ExitUsage)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%q: %q, want it to contain %q", tc.args, err, tc.msg)
+		}
+	}
+}
+
+// TestSessionTimeoutRange: the connect request carries the session timeout
+// as 32-bit milliseconds; outside that it is refused, inside it is passed
+// on for the server to clamp.
+func TestSessionTimeoutRange(t *testing.T) {
+	u := newUI(&bytes.Buffer{}, &bytes.Buffer{})
+	for _, tc := range []struct {
+		d    time.Duration
+		code int
+	}{
+		{time.Nanosecond, ExitUsage},
+		{999 * time.Microsecond, ExitUsage},
+		{0, ExitUsage},
+		{-time.Second, ExitUsage},
+		{time.Millisecond, ExitOK},
+		{maxSessionTimeout, ExitOK},
+		{maxSessionTimeout + time.Millisecond, ExitUsage},
+		{10000 * time.Hour, ExitUsage},
+	} {
+		g := &globalOptions{Servers: "zk1", SessionTimeout: tc.d, ConnectTimeout: time.Second}
+		o, err := g.connOptions(u)
+		if code := exitCode(err); code != tc.code {
+			t.Errorf("--session-timeout %s: exit %d (%v), want %d", tc.d, code, err, tc.code)
+		}
+		if err == nil && o.SessionTimeout != tc.d {
+			t.Errorf("--session-timeout %s passed on as %s", tc.d, o.SessionTimeout)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// NodeGoneError means one of our lock nodes vanished while our session
+// lived: an operator's deleteall, or a script that deleted it. Its place in
+// the queue is gone with it, so whoever holds that error holds nothing there;
+// sequence numbers only grow, so a new node would join at the back.
+type NodeGoneError struct {
+	Path string // the lock path
+	Node string // the node that is gone
+}
+
+func (e *NodeGoneError) Error() string {
+	return fmt.Sprintf("%s lost its place: node %s was deleted", e.Path, e.Node)
+}
+
+func (e *NodeGoneError) Unwrap() error { return ErrNodeGone }
+
+// Verify checks, with one request, that our node still exists and belongs
+// to this session. A node held for a while (the first of several paths,
+// while the others were being waited for) must be checked again before the
+// command starts: someone may have deleted it, and someone else taken the
+// lock meanwhile.
+func (l *Lease) Verify(ctx context.Context) error {
+	ok, st, err := l.c.Exists(ctx, l.Node)
+	switch {
+	case err != nil:
+		return err
+	case !ok || st.EphemeralOwner != l.c.SessionID():
+		return l.goneErr()
+	}
+	return nil
+}
+
+// VerifyAll checks every lease but the last with Verify, all at once (one
+// round trip in all), and the last one only against what its own watch has
+// said: Acquire has just seen that node, and on a handoff its own watch
+// would already have brought news of a deletion. It returns the first
+// failure, in the order of leases.
+func VerifyAll(ctx context.Context, leases []*Lease) error {
+	if len(leases) == 0 {
+		return nil
+	}
+	last := leases[len(leases)-1]
+	errs := make([]error, len(leases)-1)
+	var wg sync.WaitGroup
+	for i, l := range leases[:len(leases)-1] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = l.Verify(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	if !last.ownIntact() {
+		return last.Verify(ctx)
+	}
+	return nil
+}
+
+// MarkAcquired records in our node when we took the lock, so that list,
+// holders and a busy or timed-out waiter can say since when it is held (the
+// node's own times say only when we joined). It rewrites the node's data
+// with o.Acquired set to now. The write fires the data watch of the waiter
+// behind us, which then lists the queue once more and watches us again:
+// two requests of the next waiter's, while we hold, and none on anyone's
+// handoff.
+func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
+	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
+	return l.c.Set(ctx, l.Node, o.Encode())
+}

@@ -1,0 +1,88 @@
+package lock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// BenchmarkHandoff times one handoff against the package's real server:
+// from the holder's release to the waiter's Acquire returning, the stretch
+// in which a waiter must find out whether its own node still exists.
+//
+//	go test -run '^$' -bench Handoff -benchtime 200x ./lock
+//
+// "own-watch" is Acquire as built: the waiter's watch on its own node was
+// set, together with the one on its predecessor, when it started to wait,
+// so the handoff itself adds nothing. "exists-after" adds the one exists
+// request that checking the node at the handoff would cost instead.
+func BenchmarkHandoff(b *testing.B) {
+	for _, mode := range []string{"own-watch", "exists-after"} {
+		b.Run(mode, func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			holderC, waiterC := benchClient(b), benchClient(b)
+			path := "/bench/handoff-" + mode
+			addr := server.Addrs()[0]
+			for b.Loop() {
+				b.StopTimer()
+				holder, err := Acquire(ctx, holderC, path, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				got := make(chan error, 1)
+				go func() {
+					l, err := Acquire(ctx, waiterC, path, Options{})
+					if err == nil && mode == "exists-after" {
+						err = l.Verify(ctx)
+					}
+					got <- err
+					if l != nil {
+						l.Release(ctx)
+					}
+				}()
+				// Start the clock only once the waiter watches both nodes.
+				for {
+					w, err := zktest.Wchp(ctx, addr)
+					if err == nil && len(w[holder.Node]) == 1 {
+						n := 0
+						for p := range w {
+							if len(p) > len(path) && p[:len(path)] == path {
+								n++
+							}
+						}
+						if n == 2 {
+							break
+						}
+					}
+					time.Sleep(time.Millisecond)
+				}
+				b.StartTimer()
+				if err := holder.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := <-got; err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func benchClient(b *testing.B) *zkconn.Client {
+	cs, err := zkconn.ParseConnString(server.ConnectString())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := zkconn.Dial(ctx, zkconn.Options{ConnString: cs, SessionTimeout: 10 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	return c
+}

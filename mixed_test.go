@@ -1,0 +1,118 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/lock"
+)
+
+// TestMixedRecipesRefused: a path held as a semaphore refuses a plain or a
+// shared lock, and a path held as a lock refuses a semaphore, with exit 64,
+// a hint, and no node left behind by the refused side.
+func TestMixedRecipesRefused(t *testing.T) {
+	conn := rawZK(t)
+	for _, tc := range []struct {
+		name         string
+		holder, late []string
+		hint         string
+	}{
+		{"lock after semaphore", []string{"--limit", "2"}, nil, "use --limit 2 to join it"},
+		{"read lock after semaphore", []string{"--limit", "1"}, []string{"--shared"}, "use --limit 1 to join it"},
+		{"semaphore after lock", nil, []string{"--limit", "1"}, "drop --limit"},
+		{"semaphore after read lock", []string{"--shared"}, []string{"--limit", "3"}, "drop --limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, dir := lockPath(t), t.TempDir()
+			holder, holderErr := startGated(t, dir, "h", append(append([]string{"run"}, tc.holder...), "--path", path)...)
+			waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+			before := nodesUnder(t, path)
+			late, lateErr := startGated(t, dir, "l", append(append([]string{"run"}, tc.late...), "--path", path)...)
+			wantExit(t, late, lateErr, 64, "the other recipe")
+			if msg := lateErr.String(); !strings.Contains(msg, "not as") || !strings.Contains(msg, tc.hint) || strings.Count(msg, "\n") != 1 {
+				t.Errorf("stderr %q, want one line with the hint %q", msg, tc.hint)
+			}
+			if after := nodesUnder(t, path); after != before {
+				t.Errorf("nodes under %s: %s before, %s after the refused run", path, before, after)
+			}
+			touch(t, filepath.Join(dir, "h"))
+			wantExit(t, holder, holderErr, 0, "holder")
+			assertGone(t, conn, path)
+		})
+	}
+}
+
+// nodesUnder lists every contender node below path, for comparing before
+// and after (empty containers come and go as the server reaps them).
+func nodesUnder(t *testing.T, path string) string {
+	t.Helper()
+	conn := rawZK(t)
+	var out []string
+	var walk func(p string)
+	walk = func(p string) {
+		ch, _, err := conn.Children(p)
+		if err != nil {
+			return
+		}
+		for _, c := range ch {
+			if _, ok := lock.ParseSeq(c); ok {
+				out = append(out, p+"/"+c)
+			}
+			walk(p + "/" + c)
+		}
+	}
+	walk(path)
+	return strings.Join(out, " ")
+}
+
+// TestMixedRecipesRace starts a semaphore contender and a lock contender
+// on one path at the same moment, round after round, each command inside
+// the kernel overlap detector: never do both commands run at once, and a
+// refused contender exits 64.
+func TestMixedRecipesRace(t *testing.T) {
+	const rounds = 20
+	conn := rawZK(t)
+	path, dir := lockPath(t), t.TempDir()
+	refused := 0
+	for r := 0; r < rounds; r++ {
+		flags := [][]string{{"--limit", "1"}, nil}
+		if r%3 == 2 {
+			flags[1] = []string{"--shared"}
+		}
+		if r%2 == 1 {
+			flags[0], flags[1] = flags[1], flags[0]
+		}
+		var cmds []*syncBuffer
+		var procs []func() int
+		for _, f := range flags {
+			c := zklock(t, append(append(append([]string{"run"}, f...), "--path", path, "--"),
+				guarded(dir, "sleep 0.2")...)...)
+			stderr := &syncBuffer{}
+			c.Stderr = stderr
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds = append(cmds, stderr)
+			procs = append(procs, func() int { return zktest.ExitCodeT(t, c.Wait()) })
+		}
+		for i, wait := range procs {
+			switch code := wait(); code {
+			case 0:
+			case 64:
+				refused++
+			case overlapExit:
+				t.Fatalf("round %d: OVERLAP: a %v contender ran beside the other recipe", r, flags[i])
+			default:
+				t.Fatalf("round %d: %v exit %d: %s", r, flags[i], code, cmds[i])
+			}
+		}
+	}
+	t.Logf("%d of %d contenders refused", refused, 2*rounds)
+	if refused == 0 {
+		t.Errorf("no contender was refused in %d rounds of two starting together", rounds)
+	}
+	assertGone(t, conn, path)
+}

@@ -261,38 +261,58 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 		if o.OnWait != nil {
 			o.OnWait(idx+1, q[ahead])
 		}
-		ch, err := l.watch(ctx, zkconn.Join(l.Path, q[ahead].Name))
+		held, err := l.await(ctx, zkconn.Join(l.Path, q[ahead].Name), ahead == 0)
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			continue // gone already: look again
-		case err != nil && zkconn.IsConnectionLoss(err):
-			if err := l.c.WaitSession(ctx); err != nil {
-				return err
-			}
-			continue
 		case err != nil:
 			return err
+		case held:
+			return nil
+		}
+	}
+}
+
+// await watches the contender ahead of us until something calls for a new
+// listing, or, if that contender is at the head of the queue and its
+// deletion is the event, until we hold the lock (held). A data change
+// (the holder ahead recording when it acquired, or being asked to stop)
+// leaves the queue as it was: the watch is set again without listing.
+func (l *Lease) await(ctx context.Context, aheadNode string, atHead bool) (held bool, err error) {
+	for {
+		ch, err := l.watch(ctx, aheadNode)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return false, nil // gone already: look again
+		case err != nil && zkconn.IsConnectionLoss(err):
+			return false, l.c.WaitSession(ctx)
+		case err != nil:
+			return false, err
 		}
 		select {
 		case ev := <-ch:
-			// The contender we waited for was at the head of the queue and
-			// is gone: nobody can have joined ahead of us (sequence numbers
-			// only grow), so we hold the lock without listing again. That
-			// saves a round trip on every handoff. Our own node must still
-			// be there: a deletion of it (an operator's deleteall) would
-			// have reached our own watch before this event.
-			if ev.Type == zk.EventNodeDeleted && ahead == 0 && l.ownIntact() {
-				return nil
+			switch {
+			case ev.Type == zk.EventNodeDeleted && atHead && l.ownIntact():
+				// The contender we waited for was at the head of the
+				// queue and is gone: nobody can have joined ahead of us
+				// (sequence numbers only grow), so we hold the lock
+				// without listing again. That saves a round trip on every
+				// handoff. Our own node must still be there: a deletion
+				// of it (an operator's deleteall) would have reached our
+				// own watch before this event.
+				return true, nil
+			case ev.Type == zk.EventNodeDataChanged && l.ownIntact():
+				continue
 			}
-			// Otherwise (another deletion, a data change, a dropped watch,
-			// news about our own node) look again: the listing finds out
-			// whether our node is still there.
+			// Otherwise (another deletion, a dropped watch, news about
+			// our own node) look again: the listing finds out whether
+			// our node is still there.
+			return false, nil
 		case ev := <-l.own:
 			l.ownEvent(ev)
+			return false, nil
 		case <-l.c.Lost():
-			return l.c.LostErr()
+			return false, l.c.LostErr()
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
 }

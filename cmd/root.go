@@ -45,7 +45,8 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 	if g.ConnectTimeout <= 0 {
 		return zkconn.Options{}, usageErrorf("--connect-timeout must be positive")
 	}
-	o := zkconn.Options{ConnString: cs, SessionTimeout: g.SessionTimeout, ConnectTimeout: g.ConnectTimeout}
+	o := zkconn.Options{ConnString: cs, SessionTimeout: g.SessionTimeout, ConnectTimeout: g.ConnectTimeout,
+		Warnf: u.warnf}
 	if g.Auth != "" {
 		a, err := zkconn.ParseAuth(g.Auth)
 		if err != nil {

@@ -70,6 +70,7 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 // Main runs zklock with the process's arguments and returns the exit code.
 func Main() int {
 	oneThread()
+	survivePipes()
 	return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 }
 

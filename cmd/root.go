@@ -45,8 +45,7 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 	if g.ConnectTimeout <= 0 {
 		return zkconn.Options{}, usageErrorf("--connect-timeout must be positive")
 	}
-	o := zkconn.Options{ConnString: cs, SessionTimeout: g.SessionTimeout, ConnectTimeout: g.ConnectTimeout,
-		Warnf: u.warnf}
+	o := zkconn.Options{ConnString: cs, SessionTimeout: g.SessionTimeout, ConnectTimeout: g.ConnectTimeout}
 	if g.Auth != "" {
 		a, err := zkconn.ParseAuth(g.Auth)
 		if err != nil {
@@ -61,6 +60,7 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		}
 		o.TLS = cfg
 	}
+	o.Warnf = u.warnf
 	if g.Verbose {
 		o.Debugf = func(format string, args ...any) { u.logf("zk: "+format, args...) }
 	}

@@ -39,8 +39,10 @@ func ValidatePath(p string) error {
 	}
 	for _, r := range p {
 		// The server rejects these code points (PathUtils.validatePath).
+		// It checks UTF-16 code units, so any character beyond U+FFFF
+		// reaches it as a surrogate pair, in the rejected range.
 		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) ||
-			(r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
+			(r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0 {
 			return fmt.Errorf("%w: %q contains the character %U", ErrBadPath, p, r)
 		}
 	}

@@ -22,7 +22,7 @@ func TestParseSeq(t *testing.T) {
 		{"x__lock__-1000000000", -1000000000, true},
 		{"x-2147483648", math.MinInt32, true}, // no marker, but ten digits would overflow
 		{"x-lock--0999999999", 999999999, true},
-		{"x-lock-000000004", -4, true},   // stem "x-lock" + "-000000004"
+		{"x-lock-000000004", -4, true}, // stem "x-lock" + "-000000004"
 		{"000000004", 0, false},
 		{"locks", 0, false},
 		{"leases", 0, false},

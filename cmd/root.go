@@ -66,6 +66,7 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		}
 		o.TLS = cfg
 	}
+	o.Warnf = u.warnf
 	if g.Verbose {
 		o.Debugf = func(format string, args ...any) { u.logf("zk: "+format, args...) }
 	}
@@ -115,6 +116,7 @@ func Main() int {
 		return lockexec.WatchdogMain()
 	}
 	oneThread()
+	survivePipes()
 	return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 }
 

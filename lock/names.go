@@ -48,8 +48,10 @@ const (
 	FlavorUnknown Flavor = "unknown"
 )
 
-// seqLen is the width of the server's sequence suffix: a signed 32-bit
-// counter printed as %010d, so "-000000001" after it wraps.
+// seqLen is the width of the server's sequence suffix: the parent's child
+// version, a signed 32-bit counter, printed as %010d. After the counter
+// wraps it is negative: "-000000001" is ten characters too, but
+// -2147483648 to -1000000000 take eleven ("-2147483648").
 const seqLen = 10
 
 // Contender is one sequential child of a lock path.
@@ -67,31 +69,69 @@ const curatorPrefix = "_c_"
 
 // ParseSeq parses the trailing sequence number of a child name.
 func ParseSeq(name string) (int32, bool) {
-	if len(name) < seqLen {
-		return 0, false
+	_, seq, ok := splitSeq(name)
+	return seq, ok
+}
+
+// markers end the stems of the names zklock recognises; the sequence
+// number follows them directly.
+var markers = []string{"-lock-", "-__WRIT__", "-__READ__", "-lease-", "__lock__", "__rlock__"}
+
+// splitSeq splits a child name into its stem and its sequence number. An
+// eleven-character negative suffix is only read as one after a recognised
+// marker, or where ten digits would not fit the counter: "-lock-1000000000"
+// is the positive 1000000000 after the marker "-lock-", while
+// "-lock--1000000000" is the negative one.
+func splitSeq(name string) (stem string, seq int32, ok bool) {
+	n := len(name)
+	if n < seqLen {
+		return "", 0, false
 	}
-	s := name[len(name)-seqLen:]
-	for i, r := range s {
-		if (r < '0' || r > '9') && !(i == 0 && r == '-') {
-			return 0, false
+	if n > seqLen && name[n-seqLen-1] == '-' && digits(name[n-seqLen:]) {
+		long := name[n-seqLen-1:]
+		v, err := strconv.ParseInt(long, 10, 32)
+		_, shortErr := strconv.ParseInt(name[n-seqLen:], 10, 32)
+		if err == nil && v <= -1e9 && (hasMarker(name[:n-seqLen-1]) || shortErr != nil) {
+			return name[:n-seqLen-1], int32(v), true
 		}
 	}
-	n, err := strconv.ParseInt(s, 10, 32)
-	if err != nil {
-		return 0, false
+	s := name[n-seqLen:]
+	if !digits(strings.TrimPrefix(s, "-")) {
+		return "", 0, false
 	}
-	return int32(n), true
+	v, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return "", 0, false
+	}
+	return name[:n-seqLen], int32(v), true
+}
+
+func digits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func hasMarker(stem string) bool {
+	for _, m := range markers {
+		if strings.HasSuffix(stem, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseContender classifies a child of a lock path. Children without a
 // sequence suffix are not contenders.
 func ParseContender(name string) (Contender, bool) {
-	seq, ok := ParseSeq(name)
+	stem, seq, ok := splitSeq(name)
 	if !ok {
 		return Contender{}, false
 	}
 	c := Contender{Name: name, Seq: seq, Kind: Exclusive, Flavor: FlavorUnknown}
-	stem := name[:len(name)-seqLen]
 	switch {
 	case strings.HasPrefix(name, curatorPrefix) && strings.HasSuffix(stem, "-lease-"):
 		c.Flavor, c.Kind = FlavorCurator, SemaphoreLease
@@ -174,7 +214,7 @@ const (
 )
 
 func (c Contender) family() family {
-	stem := c.Name[:len(c.Name)-seqLen]
+	stem, _, _ := splitSeq(c.Name)
 	switch {
 	case c.Kind == SemaphoreLease:
 		return familyLease

@@ -16,8 +16,13 @@ func TestParseSeq(t *testing.T) {
 		{"x-lock-0000000042", 42, true},
 		{"x-lock-2147483647", math.MaxInt32, true},
 		{"x-lock--000000001", -1, true},
-		{"x-lock--2147483648", 0, false}, // 11 characters: not the server's format
-		{"x-lock-000000004", -4, true},   // stem "x-lock" + "-000000004"
+		{"x-lock--2147483648", math.MinInt32, true}, // %010d of a wrapped counter
+		{"x-lock--1000000000", -1000000000, true},
+		{"x-lock-1000000000", 1000000000, true},
+		{"x__lock__-1000000000", -1000000000, true},
+		{"x-2147483648", math.MinInt32, true}, // no marker, but ten digits would overflow
+		{"x-lock--0999999999", 999999999, true},
+		{"x-lock-000000004", -4, true}, // stem "x-lock" + "-000000004"
 		{"000000004", 0, false},
 		{"locks", 0, false},
 		{"leases", 0, false},

@@ -37,7 +37,7 @@ func lookPath(argv0 string) (string, *StartError) {
 	if strings.Contains(argv0, "/") {
 		return argv0, nil // errors surface from execve and are classified there
 	}
-	path, err := exec.LookPath(argv0)
+	path, err := lookPathEnv(argv0)
 	if errors.Is(err, exec.ErrDot) {
 		// PATH names a relative directory and the user put it there:
 		// run what a shell would run rather than refuse.
@@ -46,7 +46,7 @@ func lookPath(argv0 string) (string, *StartError) {
 	if err == nil {
 		return path, nil
 	}
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+	for _, dir := range filepath.SplitList(searchPath()) {
 		if dir == "" {
 			dir = "."
 		}

@@ -4,7 +4,8 @@
 #   scripts/test.sh                       # everything
 #   scripts/test.sh -run TestX ./lock     # extra args go to `go test`
 #
-# Stages: system dependencies, gofmt, go vet, go test -race. The integration
+# Stages: system dependencies, gofmt, go vet, go test -race, then a few
+# seconds of each fuzz target (only when the whole suite runs). The integration
 # tests start their own ZooKeeper; if they cannot, they fail, and this script
 # deliberately has no switch that would turn that into a skip: a green run
 # must mean the locking was exercised against a real server.
@@ -58,6 +59,27 @@ trap 'rm -f "$log"' EXIT
 rc=0
 "${gotest[@]}" 2>&1 | tee "$log" || rc=$?
 
+# Fuzz each target for a short fixed time, one after the other and only
+# after the main run: fuzzing keeps every core busy, and the suite's timing
+# tests must not share the machine with it. A failure leaves the input under
+# the package's testdata/fuzz; fix the bug and make the input a regular test
+# case. Skipped when the arguments narrow the run to some tests.
+fuzzed=0
+fuzzfail=0
+if ((rc == 0 && $# == 0)); then
+  fuzztime="${ZKLOCK_FUZZTIME:-3s}"
+  while IFS=: read -r file target; do
+    pkg="$(dirname "$file")"
+    stage "go test -run '^\$' -fuzz '^$target\$' -fuzztime $fuzztime $pkg"
+    if go test -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -parallel 1 "$pkg" </dev/null; then
+      fuzzed=$((fuzzed + 1))
+    else
+      fuzzfail=$((fuzzfail + 1))
+      rc=1
+    fi
+  done < <(grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | sed 's/:func /:/' | sort)
+fi
+
 # Package-level tally from go test's own result lines ("ok  pkg",
 # "FAIL pkg", "?   pkg [no test files]").
 ok=$(grep -c '^ok ' "$log" || true)
@@ -67,8 +89,8 @@ elapsed=$((SECONDS - start))
 
 echo
 if ((rc == 0)); then
-  echo "test.sh: PASS: gofmt ok, vet ok, go test: $ok packages ok, $notests without tests (${elapsed}s)"
+  echo "test.sh: PASS: gofmt ok, vet ok, go test: $ok packages ok, $notests without tests, $fuzzed fuzz targets ok (${elapsed}s)"
 else
-  echo "test.sh: FAIL: go test exited $rc: $ok packages ok, $failed failed, $notests without tests (${elapsed}s)"
+  echo "test.sh: FAIL: exit $rc: $ok packages ok, $failed failed, $notests without tests, $fuzzfail fuzz targets failed (${elapsed}s)"
 fi
 exit "$rc"

@@ -41,6 +41,9 @@ type Options struct {
 	Protect bool
 	// Debugf receives go-zookeeper's own log lines (for -v); nil discards them.
 	Debugf func(format string, args ...any)
+	// Warnf receives one-line warnings (a server whose name does not
+	// resolve); nil discards them.
+	Warnf func(format string, args ...any)
 }
 
 // Client is one ZooKeeper session with a chroot applied to every path.
@@ -90,6 +93,9 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		if o.TLS != nil {
 			cfg := o.TLS.Clone()
 			if cfg.ServerName == "" {
+				// The address is the server as written in the connect
+				// string (see hostList): verify the certificate against
+				// that name, or that IP when an IP was written.
 				cfg.ServerName, _, _ = net.SplitHostPort(address)
 			}
 			// The handshake is part of connecting: the same timeout
@@ -104,9 +110,11 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		// Watch the plaintext: with TLS, inside the encryption.
 		return c.wire.wrap(conn), nil
 	}
+	failed := lastFailure{tls: o.TLS != nil}
 	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
 		zk.WithLogger(logf), zk.WithLogInfo(o.Debugf != nil),
-		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(dial))
+		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(dial)),
+		zk.WithHostProvider(newHostList(ctx, o.ConnectTimeout, o.Warnf)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -135,8 +143,8 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: no session with %s within %s", ErrUnavailable,
-			strings.Join(o.ConnString.Servers, ","), o.ConnectTimeout)
+		return nil, fmt.Errorf("%w: no session with %s within %s%s", ErrUnavailable,
+			strings.Join(o.ConnString.Servers, ","), o.ConnectTimeout, failed.reason())
 	}
 	if o.Auth != nil {
 		if _, err := call(ctx, func() (struct{}, error) {

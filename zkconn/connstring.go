@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // DefaultPort is ZooKeeper's client port, used when a host has none.
@@ -63,11 +64,23 @@ func ParseConnString(s string) (ConnString, error) {
 		if host == "" {
 			return cs, fmt.Errorf("%w: empty host in %q", ErrBadConnString, h)
 		}
+		if strings.IndexFunc(host, badHostRune) >= 0 {
+			return cs, fmt.Errorf("%w: bad host in %q", ErrBadConnString, h)
+		}
 		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {
 			return cs, fmt.Errorf("%w: bad port in %q", ErrBadConnString, h)
 		}
-		cs.Servers = append(cs.Servers, net.JoinHostPort(host, port))
+		// The port as a number: "0002181" and "+2181" are 2181, to the
+		// dialer and in messages alike.
+		cs.Servers = append(cs.Servers, net.JoinHostPort(host, strconv.Itoa(n)))
 	}
 	return cs, nil
+}
+
+// badHostRune is a character no host name or address holds. Brackets only
+// enclose a whole IPv6 address, and space within a host is a typo that no
+// resolver would find.
+func badHostRune(r rune) bool {
+	return r == '[' || r == ']' || unicode.IsSpace(r) || unicode.IsControl(r)
 }

@@ -18,6 +18,7 @@ func TestParseConnString(t *testing.T) {
 		{"zk1:2181/", []string{"zk1:2181"}, ""},
 		{"[::1]:2181,[fe80::1]", []string{"[::1]:2181", "[fe80::1]:2181"}, ""},
 		{" zk1:1 , zk2:2 ", []string{"zk1:1", "zk2:2"}, ""},
+		{"zk1:0002181,zk2:+2", []string{"zk1:2181", "zk2:2"}, ""}, // found by FuzzParseConnString
 	}
 	for _, tt := range tests {
 		got, err := ParseConnString(tt.in)
@@ -33,7 +34,8 @@ func TestParseConnString(t *testing.T) {
 
 func TestParseConnStringErrors(t *testing.T) {
 	for _, in := range []string{"", ",", "zk1,,zk2", "zk1:0", "zk1:70000", "zk1:abc",
-		"zk1/apps/", "zk1/a//b", "zk1/zookeeper", "::1:2181", ":2181"} {
+		"zk1/apps/", "zk1/a//b", "zk1/zookeeper", "::1:2181", ":2181",
+		"[0[0", "a]b:1", "[[::1]]:1", "] 0", "zk 1:2181", "[ ::1]"} { // brackets or space in a host: found by FuzzParseConnString
 		if _, err := ParseConnString(in); !errors.Is(err, ErrBadConnString) {
 			t.Errorf("ParseConnString(%q) = %v, want ErrBadConnString", in, err)
 		}
@@ -47,7 +49,8 @@ func TestValidatePath(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "/", "locks/job", "/locks/", "/locks//job", "/locks/./job",
-		"/locks/../job", "/zookeeper", "/zookeeper/quota", "/a\x00b", "/a\x7fb", "/.", "/.."} {
+		"/locks/../job", "/zookeeper", "/zookeeper/quota", "/a\x00b", "/a\x7fb", "/.", "/..",
+		"/\U0001F600"} { // the server sees a surrogate pair: found by FuzzValidatePath
 		if err := ValidatePath(bad); !errors.Is(err, ErrBadPath) {
 			t.Errorf("ValidatePath(%q) = %v, want ErrBadPath", bad, err)
 		}

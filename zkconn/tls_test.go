@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -14,19 +15,31 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-// pki is a throwaway CA with a server certificate for 127.0.0.1 and a
-// client certificate, written as PEM files.
+// pki is a throwaway CA with a server certificate and a client
+// certificate, written as PEM files.
 type pki struct{ dir string }
 
 func (p pki) path(name string) string { return filepath.Join(p.dir, name) }
 
-func newPKI(t *testing.T) pki {
+// serverNames are the subject alternative names of a server certificate.
+type serverNames struct {
+	dns []string
+	ips []net.IP
+}
+
+var (
+	ipOnly  = serverNames{ips: []net.IP{net.ParseIP("127.0.0.1")}}
+	dnsOnly = serverNames{dns: []string{"localhost"}}
+)
+
+func newPKI(t *testing.T, names serverNames) pki {
 	t.Helper()
 	p := pki{dir: t.TempDir()}
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -39,11 +52,11 @@ func newPKI(t *testing.T) pki {
 	}
 	ca, _ := x509.ParseCertificate(caDER)
 	p.write(t, "ca.pem", pemBlock("CERTIFICATE", caDER))
-	leaf := func(name string, serial int64, usage x509.ExtKeyUsage) {
+	leaf := func(name string, serial int64, usage x509.ExtKeyUsage, sans serverNames) {
 		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
 			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			DNSNames: sans.dns, IPAddresses: sans.ips, ExtKeyUsage: []x509.ExtKeyUsage{usage},
 			KeyUsage: x509.KeyUsageDigitalSignature}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 		if err != nil {
@@ -55,8 +68,8 @@ func newPKI(t *testing.T) pki {
 		// ZooKeeper's PEM key store wants key and certificate in one file.
 		p.write(t, name+".pem", append(pemBlock("PRIVATE KEY", pk), pemBlock("CERTIFICATE", der)...))
 	}
-	leaf("server", 2, x509.ExtKeyUsageServerAuth)
-	leaf("client", 3, x509.ExtKeyUsageClientAuth)
+	leaf("server", 2, x509.ExtKeyUsageServerAuth, names)
+	leaf("client", 3, x509.ExtKeyUsageClientAuth, ipOnly)
 	return p
 }
 
@@ -79,16 +92,15 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestTLS connects to a real server's secureClientPort, which demands a
-// client certificate, and checks that plain TCP and a wrong CA fail.
-func TestTLS(t *testing.T) {
-	p := newPKI(t)
-	port := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// startTLS starts a server whose secureClientPort, on 127.0.0.1, presents
+// p's server certificate and demands a client certificate. It returns the
+// port.
+func startTLS(ctx context.Context, t *testing.T, p pki) string {
+	t.Helper()
+	port := strconv.Itoa(freePort(t))
 	srv, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: map[string]string{
 		"serverCnxnFactory":               "org.apache.zookeeper.server.NettyServerCnxnFactory",
-		"secureClientPort":                strconv.Itoa(port),
+		"secureClientPort":                port,
 		"secureClientPortAddress":         "127.0.0.1",
 		"ssl.keyStore.location":           p.path("server.pem"),
 		"ssl.keyStore.type":               "PEM",
@@ -101,14 +113,33 @@ func TestTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Stop()
-	secure := ConnString{Servers: []string{"127.0.0.1:" + strconv.Itoa(port)}}
+	t.Cleanup(func() { srv.Stop() })
+	return port
+}
 
+// clientTLS is the TLS configuration of a client with p's CA and client
+// certificate.
+func clientTLS(t *testing.T, p pki) *tls.Config {
+	t.Helper()
 	cfg, err := TLSFiles{CA: p.path("ca.pem"), Cert: p.path("client.crt"), Key: p.path("client.key")}.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Dial(ctx, Options{ConnString: secure, TLS: cfg})
+	return cfg
+}
+
+// TestTLS connects to a real server's secureClientPort, which demands a
+// client certificate, and checks that plain TCP and a wrong CA fail. The
+// server's certificate names only the IP address 127.0.0.1: written as an
+// IP, the server is verified; written as a name, it is not.
+func TestTLS(t *testing.T) {
+	p := newPKI(t, ipOnly)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	port := startTLS(ctx, t, p)
+	secure := ConnString{Servers: []string{"127.0.0.1:" + port}}
+
+	c, err := Dial(ctx, Options{ConnString: secure, TLS: clientTLS(t, p)})
 	if err != nil {
 		t.Fatalf("TLS with a client certificate: %v", err)
 	}
@@ -128,7 +159,7 @@ func TestTLS(t *testing.T) {
 	if err := short(Options{}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("plain TCP to the secure port: %v", err)
 	}
-	wrong := newPKI(t)
+	wrong := newPKI(t, ipOnly)
 	bad, _ := TLSFiles{CA: wrong.path("ca.pem"), Cert: p.path("client.crt"), Key: p.path("client.key")}.Config()
 	if err := short(Options{TLS: bad}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("TLS with the wrong CA: %v", err)
@@ -137,10 +168,55 @@ func TestTLS(t *testing.T) {
 	if err := short(Options{TLS: noCert}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("TLS without the client certificate the server demands: %v", err)
 	}
+
+	byName := ConnString{Servers: []string{"localhost:" + port}}
+	_, err = Dial(ctx, Options{ConnString: byName, TLS: clientTLS(t, p), ConnectTimeout: time.Second})
+	wantTLSMismatch(t, err, "localhost")
+}
+
+// TestTLSHostName: a certificate that names the server only by its DNS name,
+// as most ZooKeeper certificates do, verifies when the connect string names
+// the host, although the connection goes to a resolved address; written as
+// an IP, the same server is refused.
+func TestTLSHostName(t *testing.T) {
+	p := newPKI(t, dnsOnly)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	port := startTLS(ctx, t, p)
+
+	c, err := Dial(ctx, Options{ConnString: ConnString{Servers: []string{"localhost:" + port}}, TLS: clientTLS(t, p)})
+	if err != nil {
+		t.Fatalf("a certificate for localhost, connecting to localhost: %v", err)
+	}
+	if _, err := c.Children(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Server(); got != "localhost:"+port {
+		t.Errorf("connected to %q, want the server as written", got)
+	}
+	c.Close()
+
+	_, err = Dial(ctx, Options{ConnString: ConnString{Servers: []string{"127.0.0.1:" + port}},
+		TLS: clientTLS(t, p), ConnectTimeout: time.Second})
+	wantTLSMismatch(t, err, "127.0.0.1")
+}
+
+// wantTLSMismatch checks that a connect refused for a certificate that does
+// not name the server fails as unavailable, and says why in its one line.
+func wantTLSMismatch(t *testing.T, err error, host string) {
+	t.Helper()
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a certificate that does not name %s: %v", host, err)
+	}
+	msg := err.Error()
+	t.Log(msg)
+	if !strings.Contains(msg, "certificate") || !strings.Contains(msg, host) || strings.Contains(msg, "\n") {
+		t.Errorf("the error does not name the TLS failure: %q", msg)
+	}
 }
 
 func TestTLSFilesErrors(t *testing.T) {
-	p := newPKI(t)
+	p := newPKI(t, ipOnly)
 	for _, f := range []TLSFiles{
 		{CA: p.path("missing.pem")},
 		{CA: p.path("client.key")},

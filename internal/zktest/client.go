@@ -3,6 +3,7 @@ package zktest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,6 +72,9 @@ func Eventually(tb testing.TB, within time.Duration, what string, cond func() bo
 // use, runs the tests and stops the server. A server that cannot start fails
 // the package; it never skips.
 func RunStandalone(m interface{ Run() int }, opts Options, use func(*Cluster)) int {
+	if onlyFuzzing() {
+		return m.Run()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	c, err := StartStandalone(ctx, opts)
 	cancel()
@@ -81,6 +85,22 @@ func RunStandalone(m interface{ Run() int }, opts Options, use func(*Cluster)) i
 	defer c.Stop()
 	use(c)
 	return m.Run()
+}
+
+// onlyFuzzing reports a run that only fuzzes (go test -run '^$' -fuzz …),
+// or a fuzzing worker process, which runs TestMain too: the fuzz targets
+// exercise parsers, and a JVM start per process would only add seconds.
+func onlyFuzzing() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	value := func(name string) string {
+		if f := flag.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	return value("test.fuzzworker") == "true" || (value("test.fuzz") != "" && value("test.run") == "^$")
 }
 
 var pathSeq atomic.Int64

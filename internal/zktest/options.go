@@ -39,6 +39,11 @@ type Options struct {
 	// Note that a container which never had a child is not reaped at all
 	// unless -Dznode.container.maxNeverUsedIntervalMs is set (ExtraJVMFlags).
 	ContainerCheckInterval time.Duration
+	// MaxClientCnxns caps the connections one client address may hold open
+	// to one server; the server closes any beyond it right after accepting
+	// it. 0 means no cap, this package's default, because a test opens
+	// many connections from 127.0.0.1; ZooKeeper's own default is 60.
+	MaxClientCnxns int
 	// ExtraConfig adds zoo.cfg entries, or overrides the defaults written by
 	// this package (e.g. "maxClientCnxns": "10").
 	ExtraConfig map[string]string
@@ -89,6 +94,9 @@ func (o Options) withDefaults() Options {
 func (o Options) validate() error {
 	if o.MinSessionTimeout > o.MaxSessionTimeout {
 		return fmt.Errorf("zktest: MinSessionTimeout %v exceeds MaxSessionTimeout %v", o.MinSessionTimeout, o.MaxSessionTimeout)
+	}
+	if o.MaxClientCnxns < 0 {
+		return fmt.Errorf("zktest: MaxClientCnxns %d is negative", o.MaxClientCnxns)
 	}
 	if o.Install != nil && (o.Install.Java == "" || len(o.Install.Classpath) == 0) {
 		return errNoInstall
@@ -141,7 +149,7 @@ func (o Options) config(dataDir string, clientPort int, peers []string) string {
 		{"4lw.commands.whitelist", "*"},
 		{"admin.enableServer", "false"},
 		// Test clients open many connections from one address.
-		{"maxClientCnxns", "0"},
+		{"maxClientCnxns", strconv.Itoa(o.MaxClientCnxns)},
 		{"initLimit", strconv.Itoa(o.InitLimit)},
 		{"syncLimit", strconv.Itoa(o.SyncLimit)},
 	}

@@ -1,0 +1,128 @@
+package lock
+
+import (
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParseContender: any child name parses without a panic, and a parsed
+// name's suffix is its sequence number.
+func FuzzParseContender(f *testing.F) {
+	for _, s := range []string{
+		"_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000042",
+		"_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-__READ__0000000001",
+		"_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-__WRIT__-000000001",
+		"_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease--2147483648",
+		"3f2504e04f8911d39a0c0305e82c3301__lock__0000000007",
+		"3f2504e04f8911d39a0c0305e82c3301__rlock__2147483647",
+		"deploy-1732377600", "locks", "leases", "0000000000", "-000000001", "x-lock-00-0000001",
+		"x-lock--1000000000", "x-2147483648", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		c, ok := ParseContender(name)
+		if !ok {
+			return
+		}
+		if c.Name != name {
+			t.Fatalf("%q: Name %q", name, c.Name)
+		}
+		if seq, ok := ParseSeq(name); !ok || seq != c.Seq {
+			t.Fatalf("%q: ParseSeq %d, %v; ParseContender %d", name, seq, ok, c.Seq)
+		}
+		suffix := fmt.Sprintf("%010d", c.Seq)
+		if !strings.HasSuffix(name, suffix) && !strings.HasSuffix(name, "-"+suffix[1:]) {
+			t.Fatalf("%q: sequence %d is not its suffix", name, c.Seq)
+		}
+		c.family() // must not panic either
+	})
+}
+
+// FuzzContenderNames: every name a client of each flavor makes, with any
+// id and any sequence number the server can append (including a wrapped,
+// negative counter), parses back to its kind, flavor, id and number.
+func FuzzContenderNames(f *testing.F) {
+	f.Add([]byte("0123456789abcdef"), uint8(0), int32(42))
+	f.Add([]byte("0123456789abcdef"), uint8(3), int32(-1))
+	f.Add([]byte("0123456789abcdef"), uint8(5), int32(-2147483648))
+	f.Add([]byte("0123456789abcdef"), uint8(1), int32(2147483647))
+	f.Add([]byte("0123456789abcdef"), uint8(2), int32(-1000000000))
+	f.Add([]byte("0123456789abcdef"), uint8(4), int32(1000000000))
+	type shape struct {
+		stem   func(id string) string
+		kind   Kind
+		flavor Flavor
+		guid   func(id string) string
+	}
+	curator := func(id string) string { return id }
+	kazoo := func(id string) string { return strings.ReplaceAll(id, "-", "") }
+	shapes := []shape{
+		{func(id string) string { return curatorPrefix + id + "-lock-" }, Exclusive, FlavorCurator, curator},
+		{func(id string) string { return curatorPrefix + id + "-__WRIT__" }, Exclusive, FlavorCurator, curator},
+		{func(id string) string { return curatorPrefix + id + "-__READ__" }, Shared, FlavorCurator, curator},
+		{func(id string) string { return curatorPrefix + id + "-lease-" }, SemaphoreLease, FlavorCurator, curator},
+		{func(id string) string { return kazoo(id) + "__lock__" }, Exclusive, FlavorKazoo, kazoo},
+		{func(id string) string { return kazoo(id) + "__rlock__" }, Shared, FlavorKazoo, kazoo},
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, which uint8, seq int32) {
+		if len(raw) < 16 {
+			return
+		}
+		h := hex.EncodeToString(raw[:16])
+		id := h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+		s := shapes[int(which)%len(shapes)]
+		// The server appends the parent's child version as %010d.
+		name := s.stem(id) + fmt.Sprintf("%010d", seq)
+		c, ok := ParseContender(name)
+		if !ok || c.Seq != seq || c.Kind != s.kind || c.Flavor != s.flavor || c.GUID != s.guid(id) {
+			t.Fatalf("%q parses to %+v, %v; want seq %d, %s, %s, id %s", name, c, ok, seq, s.kind, s.flavor, s.guid(id))
+		}
+	})
+}
+
+// FuzzDecodeOwner: node data of any shape decodes without a panic; what
+// is recognised as zklock's own re-encodes to the same owner, and what is
+// not comes back only as trimmed text.
+func FuzzDecodeOwner(f *testing.F) {
+	own := Owner{Zklock: "1.0", Host: "h", PID: 42, User: "u", Cmd: []string{"sh", "-c", "x y"},
+		Since: time.Date(2024, 11, 23, 12, 0, 0, 0, time.UTC), Mode: "shared", Limit: 3}
+	for _, b := range [][]byte{
+		own.Encode(), []byte("10.0.0.7"), []byte("  kazoo-client-1 \n"), []byte(`{"zklock":""}`),
+		[]byte(`{"zklock":"x","pid":"nan"}`), []byte(`{"zklock":"x","since":"yesterday"}`),
+		[]byte("{"), []byte("\xff\xfe"), nil, []byte("__REVOKE__"),
+	} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, raw, ours := DecodeOwner(data)
+		if !ours {
+			if !reflect.DeepEqual(o, Owner{}) {
+				t.Fatalf("%q: not ours, yet an owner %+v", data, o)
+			}
+			if raw != strings.TrimSpace(raw) || !strings.Contains(string(data), raw) {
+				t.Fatalf("%q: raw %q is not the trimmed data", data, raw)
+			}
+			return
+		}
+		if raw != "" || o.Zklock == "" {
+			t.Fatalf("%q: ours, with raw %q and version %q", data, raw, o.Zklock)
+		}
+		again, _, ours := DecodeOwner(o.Encode())
+		if !ours || !reflect.DeepEqual(normal(again), normal(o)) {
+			t.Fatalf("%q: owner %+v re-encodes to %+v (ours %v)", data, o, again, ours)
+		}
+		_ = o.CommandLine()
+	})
+}
+
+// normal compares times by instant: JSON keeps the instant and the
+// offset, not the *time.Location value.
+func normal(o Owner) Owner {
+	o.Since = o.Since.UTC()
+	return o
+}

@@ -34,6 +34,7 @@ type globalOptions struct {
 	Protect        bool
 	TLS            bool
 	TLSFiles       zkconn.TLSFiles
+	SASL           saslOptions // cmd/sasl.go
 	Verbose        bool
 }
 
@@ -55,8 +56,11 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		return zkconn.Options{}, err
 	}
 	o.Auth = auth
-	if g.Protect && auth == nil {
-		return zkconn.Options{}, usageErrorf("--protect needs credentials (--auth-file, --auth or %s): a protected lock path belongs to a user", envAuth)
+	if o.SASL, err = g.SASL.login(); err != nil {
+		return zkconn.Options{}, err
+	}
+	if g.Protect && auth == nil && o.SASL == nil {
+		return zkconn.Options{}, usageErrorf("--protect needs credentials (--jaas, --sasl, --auth-file, --auth or %s): a protected lock path belongs to a user", envAuth)
 	}
 	o.Protect = g.Protect
 	if g.TLS || g.TLSFiles != (zkconn.TLSFiles{}) {
@@ -147,6 +151,11 @@ Environment:
   ZKLOCK_SERVERS   default for --servers
   ZKLOCK_AUTH      default for --auth; not passed on to the command
   ZKLOCK_AUTH_FILE default for --auth-file
+  ZKLOCK_JAAS      default for --jaas
+  ZKLOCK_SASL_PASSWORD
+                   password for --sasl digest; not passed on to the command
+  KRB5_CONFIG, KRB5CCNAME
+                   Kerberos configuration and ticket cache, as for kinit
   ZKLOCK_TLS_CA, ZKLOCK_TLS_CERT, ZKLOCK_TLS_KEY
                    defaults for --tls-ca, --tls-cert, --tls-key
   NO_COLOR         disables colour`,
@@ -182,10 +191,12 @@ Environment:
 	pf.StringVar(&g.TLSFiles.CA, "tls-ca", os.Getenv(envTLSCA), "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
 	pf.StringVar(&g.TLSFiles.Cert, "tls-cert", os.Getenv(envTLSCert), "PEM client certificate, for servers that demand one (env "+envTLSCert+")")
 	pf.StringVar(&g.TLSFiles.Key, "tls-key", os.Getenv(envTLSKey), "PEM private key of --tls-cert (env "+envTLSKey+")")
+	g.SASL.addFlags(pf)
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
 	root.PreRun = func(*cobra.Command, []string) { u.verbose = g.Verbose }
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		g.authFromEnv(c.Flags().Changed("auth") || c.Flags().Changed("auth-file"))
+		g.SASL.fromEnv(c.Flags().Changed("jaas"))
 	}
 
 	root.AddCommand(

@@ -36,6 +36,8 @@ type Options struct {
 	ConnectTimeout time.Duration // how long to wait for the first session
 	Auth           *Auth         // nil: no auth, open ACLs
 	TLS            *tls.Config   // nil: plain TCP; else TLS to the servers' secureClientPort
+	// SASL logs in on every connection (sasl.go); nil: no SASL.
+	SASL SASLLogin
 	// Protect makes the lock paths this client creates persistent, with
 	// its ACL (see CreatePathNode). It needs Auth.
 	Protect bool
@@ -81,7 +83,10 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if o.Debugf != nil {
 		logf = o.Debugf
 	}
-	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), protect: o.Protect, sess: newSession(),
+	if err := saslLogin(o.SASL); err != nil {
+		return nil, err
+	}
+	c := &Client{chroot: o.ConnString.Chroot, acl: o.acl(), protect: o.Protect, sess: newSession(),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
 		debugf: logf}
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
@@ -100,6 +105,11 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if o.SASL != nil {
+			// Below the tracker, which so sees the ConnectResponse
+			// only after the SASL exchange (sasl.go).
+			conn = newSASLConn(conn, o.SASL, address, c.saslFailed)
 		}
 		// Watch the plaintext: with TLS, inside the encryption.
 		return c.wire.wrap(conn), nil

@@ -154,8 +154,16 @@ func classifyKrb5(err error) error {
 	}
 	switch ke.RootCause {
 	case krberror.NetworkingError:
-		return fmt.Errorf("%w: %v", ErrNoKDC, strings.Join(ke.EText, ": "))
-	case krberror.KDCError, krberror.DecryptingError, krberror.ChksumError:
+		text := lastKrb5Text(ke)
+		if i := strings.LastIndex(text, "dial "); i >= 0 {
+			text = text[i:] // the socket's own error says it best
+		}
+		return fmt.Errorf("%w: %s", ErrNoKDC, text)
+	case krberror.DecryptingError:
+		// The KDC's answer is encrypted with the client's key: the
+		// keytab's key is not the KDC's (changed since, or wrong).
+		return refusedf("the client's key does not match the KDC's (changed since the keytab was made, or another principal's)")
+	case krberror.KDCError, krberror.ChksumError:
 		// The KDC said no (unknown principal, wrong key, expired key or
 		// password), or its answer could not be decrypted with our key.
 		return refusedf("%s", lastKrb5Text(ke))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,15 +57,7 @@ func startKerberized(t *testing.T) *kerberized {
 }
 
 func keytabJAAS(t *testing.T, principal, keytab string) string {
-	return writeFile(t, "client.jaas", fmt.Sprintf(`Client {
-  com.sun.security.auth.module.Krb5LoginModule required
-  useKeyTab=true
-  keyTab=%q
-  storeKey=true
-  useTicketCache=false
-  principal=%q;
-};
-`, keytab, principal))
+	return writeFile(t, "client.jaas", zktest.Krb5KeytabJAAS("Client", principal, keytab))
 }
 
 // TestKerberos: against a real MIT KDC and a ZooKeeper that demands SASL

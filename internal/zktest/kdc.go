@@ -201,7 +201,13 @@ func (k *KDC) Stop() error {
 // WriteKrb5ServerJAAS writes, in dir, a server JAAS file whose Server
 // section logs ZooKeeper in as principal from keytab, and returns its path.
 func WriteKrb5ServerJAAS(dir, principal, keytab string) (string, error) {
-	return writeJAAS(dir, "server-krb5.jaas", fmt.Sprintf(`Server {
+	return writeJAAS(dir, "server-krb5.jaas", Krb5KeytabJAAS("Server", principal, keytab))
+}
+
+// Krb5KeytabJAAS is a JAAS section logging in as principal from keytab
+// with Krb5LoginModule, as servers and Java clients write it.
+func Krb5KeytabJAAS(section, principal, keytab string) string {
+	return fmt.Sprintf(`%s {
   com.sun.security.auth.module.Krb5LoginModule required
   useKeyTab=true
   keyTab=%q
@@ -209,7 +215,7 @@ func WriteKrb5ServerJAAS(dir, principal, keytab string) (string, error) {
   useTicketCache=false
   principal=%q;
 };
-`, keytab, principal))
+`, section, keytab, principal)
 }
 
 // JVMFlags are what a JVM needs to use the realm.

@@ -184,7 +184,7 @@ Environment:
 	pf.StringVar(&g.Servers, "servers", servers, "ZooKeeper connect string host:port[,host:port...][/chroot] (env "+envServers+")")
 	pf.DurationVar(&g.SessionTimeout, "session-timeout", zkconn.DefaultSessionTimeout, "ZooKeeper session timeout to ask for (the server may clamp it)")
 	pf.DurationVar(&g.ConnectTimeout, "connect-timeout", zkconn.DefaultConnectTimeout, "give up (exit 69) if no session is established within this time")
-	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file")
+	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file. Or x509: the --tls-cert's subject owns the nodes zklock creates")
 	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
 	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the README's Security section)")
 	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")

@@ -20,14 +20,18 @@ type Auth struct {
 }
 
 // ParseAuth parses "digest:user:password" (the only scheme whose
-// credentials a command line can carry).
+// credentials a command line can carry), or "x509": the TLS client
+// certificate is the identity (x509.go).
 func ParseAuth(s string) (Auth, error) {
+	if s == SchemeX509 {
+		return Auth{Scheme: SchemeX509}, nil
+	}
 	scheme, cred, ok := strings.Cut(s, ":")
 	if !ok || scheme == "" {
 		return Auth{}, fmt.Errorf("%w: want digest:user:password", ErrBadAuth)
 	}
 	if scheme != "digest" {
-		return Auth{}, fmt.Errorf("%w: scheme %q is not supported; use digest:user:password", ErrBadAuth, scheme)
+		return Auth{}, fmt.Errorf("%w: scheme %q is not supported; use digest:user:password or x509", ErrBadAuth, scheme)
 	}
 	user, pass, ok := strings.Cut(cred, ":")
 	if !ok || user == "" || pass == "" {

@@ -83,10 +83,14 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if o.Debugf != nil {
 		logf = o.Debugf
 	}
+	acl, err := o.acl()
+	if err != nil {
+		return nil, err
+	}
 	if err := saslLogin(o.SASL); err != nil {
 		return nil, err
 	}
-	c := &Client{chroot: o.ConnString.Chroot, acl: o.acl(), protect: o.Protect, sess: newSession(),
+	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
 		debugf: logf}
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
@@ -148,7 +152,8 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: no session with %s within %s", ErrUnavailable,
 			strings.Join(o.ConnString.Servers, ","), o.ConnectTimeout)
 	}
-	if o.Auth != nil {
+	// An x509 identity comes with the TLS handshake; nothing to add.
+	if o.Auth != nil && o.Auth.Scheme != SchemeX509 {
 		if _, err := call(ctx, func() (struct{}, error) {
 			return struct{}{}, conn.AddAuth(o.Auth.Scheme, []byte(o.Auth.Credentials))
 		}); err != nil {

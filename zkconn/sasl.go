@@ -301,11 +301,18 @@ func saslLogin(l SASLLogin) error {
 	return nil
 }
 
-// acl is the ACL of the nodes this client creates: the creator's, as with
-// digest auth (see Auth.ACL), whenever the client authenticates.
-func (o Options) acl() []zk.ACL {
-	if o.Auth == nil && o.SASL != nil {
-		return (&Auth{}).ACL()
+// acl is the ACL of the nodes this client creates: the creator's whenever
+// the client authenticates, by digest (see Auth.ACL), SASL or its TLS
+// certificate (x509.go).
+func (o Options) acl() ([]zk.ACL, error) {
+	switch {
+	case o.Auth != nil && o.Auth.Scheme == SchemeX509:
+		if o.TLS == nil || len(o.TLS.Certificates) == 0 {
+			return nil, fmt.Errorf("%w: x509 auth needs a TLS client certificate", ErrBadAuth)
+		}
+		return x509ACL(o.TLS.Certificates[0].Certificate)
+	case o.Auth == nil && o.SASL != nil:
+		return (&Auth{}).ACL(), nil
 	}
-	return o.Auth.ACL()
+	return o.Auth.ACL(), nil
 }

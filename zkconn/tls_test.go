@@ -39,6 +39,8 @@ func newPKI(t *testing.T) pki {
 	}
 	ca, _ := x509.ParseCertificate(caDER)
 	p.write(t, "ca.pem", pemBlock("CERTIFICATE", caDER))
+	caPK, _ := x509.MarshalPKCS8PrivateKey(caKey)
+	p.write(t, "ca.key", pemBlock("PRIVATE KEY", caPK))
 	leaf := func(name string, serial int64, usage x509.ExtKeyUsage) {
 		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},

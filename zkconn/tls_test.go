@@ -81,14 +81,13 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestTLS connects to a real server's secureClientPort, which demands a
-// client certificate, and checks that plain TCP and a wrong CA fail.
-func TestTLS(t *testing.T) {
-	p := newPKI(t)
+// startTLSServer starts a server whose secureClientPort demands a client
+// certificate from p's CA, with extra zoo.cfg entries, and returns its
+// connect string.
+func startTLSServer(ctx context.Context, t *testing.T, p pki, extra map[string]string) ConnString {
+	t.Helper()
 	port := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: map[string]string{
+	cfg := map[string]string{
 		"serverCnxnFactory":               "org.apache.zookeeper.server.NettyServerCnxnFactory",
 		"secureClientPort":                strconv.Itoa(port),
 		"secureClientPortAddress":         "127.0.0.1",
@@ -99,12 +98,25 @@ func TestTLS(t *testing.T) {
 		"ssl.clientAuth":                  "need",
 		"ssl.hostnameVerification":        "false",
 		"ssl.quorum.hostnameVerification": "false",
-	}})
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	srv, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Stop()
-	secure := ConnString{Servers: []string{"127.0.0.1:" + strconv.Itoa(port)}}
+	t.Cleanup(func() { srv.Stop() })
+	return ConnString{Servers: []string{"127.0.0.1:" + strconv.Itoa(port)}}
+}
+
+// TestTLS connects to a real server's secureClientPort, which demands a
+// client certificate, and checks that plain TCP and a wrong CA fail.
+func TestTLS(t *testing.T) {
+	p := newPKI(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	secure := startTLSServer(ctx, t, p, nil)
 
 	cfg, err := TLSFiles{CA: p.path("ca.pem"), Cert: p.path("client.crt"), Key: p.path("client.key")}.Config()
 	if err != nil {

@@ -13,12 +13,10 @@ import (
 	"errors"
 	"math/big"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/zktest"
 )
 
 // clientCert issues a client certificate for subject from p's CA.
@@ -78,27 +76,11 @@ func TestX509DN(t *testing.T) {
 // client holding another certificate of the same CA can read but cannot.
 func TestX509Auth(t *testing.T) {
 	p := newPKI(t)
-	port := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: map[string]string{
-		"serverCnxnFactory":               "org.apache.zookeeper.server.NettyServerCnxnFactory",
-		"secureClientPort":                strconv.Itoa(port),
-		"secureClientPortAddress":         "127.0.0.1",
-		"ssl.keyStore.location":           p.path("server.pem"),
-		"ssl.keyStore.type":               "PEM",
-		"ssl.trustStore.location":         p.path("ca.pem"),
-		"ssl.trustStore.type":             "PEM",
-		"ssl.clientAuth":                  "need",
-		"ssl.hostnameVerification":        "false",
-		"ssl.quorum.hostnameVerification": "false",
-		"authProvider.x509":               "org.apache.zookeeper.server.auth.X509AuthenticationProvider",
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	secure := ConnString{Servers: []string{"127.0.0.1:" + strconv.Itoa(port)}}
+	secure := startTLSServer(ctx, t, p, map[string]string{
+		"authProvider.x509": "org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+	})
 	dial := func(cert tls.Certificate) *Client {
 		t.Helper()
 		cfg, err := TLSFiles{CA: p.path("ca.pem")}.Config()

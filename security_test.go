@@ -247,7 +247,7 @@ func TestEnforcedAuth(t *testing.T) {
 		line := stderr.String()
 		if code != 77 || strings.Count(line, "\n") != 1 || !strings.HasPrefix(line, "zklock: permission denied: cannot ") ||
 			!strings.Contains(line, " /locks") ||
-			!strings.Contains(line, "the server requires authentication and closed the session (check --auth-file, --auth or ZKLOCK_AUTH") {
+			!strings.Contains(line, "the server requires authentication (SASL, or a scheme of its enforce.auth.schemes) and closed the session (check --auth-file, --auth, ZKLOCK_AUTH, --jaas or --sasl") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, line)
 		}
 	}

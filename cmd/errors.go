@@ -44,7 +44,7 @@ func exitCode(err error) int {
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
 		errors.Is(err, lock.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
-		errors.As(err, new(*lock.KindConflictError)):
+		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, zkconn.ErrBadJAAS):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -65,6 +65,7 @@ func message(err error) string {
 		exit  *lockexec.ExitError
 		usage *UsageError
 		kind  *lock.KindConflictError
+		sasl  *zkconn.SASLError
 	)
 	switch {
 	case err == nil:
@@ -75,10 +76,14 @@ func message(err error) string {
 		return ""
 	case errors.As(err, &usage):
 		return err.Error() + " (see zklock --help)"
+	case errors.Is(err, zkconn.ErrNoKDC):
+		return err.Error() + " (check the realm's kdc in KRB5_CONFIG or /etc/krb5.conf)"
+	case errors.As(err, &sasl):
+		return err.Error() + " (check --jaas or the --sasl flags)"
 	case errors.Is(err, zkconn.ErrUnavailable):
 		return err.Error() + " (check --servers or ZKLOCK_SERVERS)"
 	case zkconn.IsPermission(err):
-		return err.Error() + " (check --auth-file, --auth or ZKLOCK_AUTH, and the ACL)"
+		return err.Error() + " (check --auth-file, --auth, ZKLOCK_AUTH, --jaas or --sasl, and the ACL)"
 	}
 	return err.Error()
 }

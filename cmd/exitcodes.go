@@ -24,10 +24,11 @@ const exitCodeHelp = `Exit codes:
   64          usage error: bad flag, path or arguments; a --flavor or --limit
               that the path's current holders rule out, or a path that holds
               the other kind of lock (a semaphore, or a plain/shared lock)
-  69          ZooKeeper unreachable, or no session within --connect-timeout
+  69          ZooKeeper unreachable, no session within --connect-timeout, or
+              no Kerberos KDC reachable
   75          busy (tryrun) or --timeout expired; change with --conflict-exit-code
   76          the lock was lost while the command ran (the command was stopped)
-  77          auth or ACL refused
+  77          auth or ACL refused (a SASL login included)
   124         --max-runtime expired (the command was stopped)
   126         command not executable
   127         command not found`

@@ -34,6 +34,7 @@ type globalOptions struct {
 	Protect        bool
 	TLS            bool
 	TLSFiles       zkconn.TLSFiles
+	SASL           saslOptions // cmd/sasl.go
 	Verbose        bool
 }
 
@@ -55,8 +56,11 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		return zkconn.Options{}, err
 	}
 	o.Auth = auth
-	if g.Protect && auth == nil {
-		return zkconn.Options{}, usageErrorf("--protect needs credentials (--auth-file, --auth or %s): a protected lock path belongs to a user", envAuth)
+	if o.SASL, err = g.SASL.login(); err != nil {
+		return zkconn.Options{}, err
+	}
+	if g.Protect && auth == nil && o.SASL == nil {
+		return zkconn.Options{}, usageErrorf("--protect needs credentials (--jaas, --sasl, --auth-file, --auth or %s): a protected lock path belongs to a user", envAuth)
 	}
 	o.Protect = g.Protect
 	if g.TLS || g.TLSFiles != (zkconn.TLSFiles{}) {
@@ -149,6 +153,11 @@ Environment:
   ZKLOCK_SERVERS   default for --servers
   ZKLOCK_AUTH      default for --auth; not passed on to the command
   ZKLOCK_AUTH_FILE default for --auth-file
+  ZKLOCK_JAAS      default for --jaas
+  ZKLOCK_SASL_PASSWORD
+                   password for --sasl digest; not passed on to the command
+  KRB5_CONFIG, KRB5CCNAME
+                   Kerberos configuration and ticket cache, as for kinit
   ZKLOCK_TLS_CA, ZKLOCK_TLS_CERT, ZKLOCK_TLS_KEY
                    defaults for --tls-ca, --tls-cert, --tls-key
   NO_COLOR         disables colour`,
@@ -177,17 +186,19 @@ Environment:
 	pf.StringVar(&g.Servers, "servers", servers, "ZooKeeper connect string host:port[,host:port...][/chroot] (env "+envServers+")")
 	pf.DurationVar(&g.SessionTimeout, "session-timeout", zkconn.DefaultSessionTimeout, "ZooKeeper session timeout to ask for (the server may clamp it)")
 	pf.DurationVar(&g.ConnectTimeout, "connect-timeout", zkconn.DefaultConnectTimeout, "give up (exit 69) if no session is established within this time")
-	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file")
+	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file. Or x509: the --tls-cert's subject owns the nodes zklock creates")
 	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
 	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the README's Security section)")
 	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
 	pf.StringVar(&g.TLSFiles.CA, "tls-ca", os.Getenv(envTLSCA), "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
 	pf.StringVar(&g.TLSFiles.Cert, "tls-cert", os.Getenv(envTLSCert), "PEM client certificate, for servers that demand one (env "+envTLSCert+")")
 	pf.StringVar(&g.TLSFiles.Key, "tls-key", os.Getenv(envTLSKey), "PEM private key of --tls-cert (env "+envTLSKey+")")
+	g.SASL.addFlags(pf)
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
 	root.PreRun = func(*cobra.Command, []string) { u.verbose = g.Verbose }
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		g.authFromEnv(c.Flags().Changed("auth") || c.Flags().Changed("auth-file"))
+		g.SASL.fromEnv(c.Flags().Changed("jaas"))
 	}
 
 	root.AddCommand(

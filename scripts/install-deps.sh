@@ -19,6 +19,9 @@ DEB_PACKAGES=(
   libcurator-recipes-java # internal/peers: Curator 5 lock recipes (+ framework, client, Guava, SLF4J jars)
   python3-kazoo # internal/peers: Kazoo lock recipes for Debian's /usr/bin/python3
   default-jdk-headless # internal/peers: javac, to build the Curator runner
+  krb5-kdc # internal/zktest: a throwaway MIT KDC (krb5kdc, kdb5_util) for the Kerberos tests
+  krb5-admin-server # internal/zktest: kadmin.local, to add principals and export keytabs
+  krb5-user # internal/zktest and the Kerberos tests: kinit, to fill a ticket cache
 )
 
 # ZooKeeper server for the integration tests and the demo (pulls in a JRE).

@@ -20,14 +20,18 @@ type Auth struct {
 }
 
 // ParseAuth parses "digest:user:password" (the only scheme whose
-// credentials a command line can carry).
+// credentials a command line can carry), or "x509": the TLS client
+// certificate is the identity (x509.go).
 func ParseAuth(s string) (Auth, error) {
+	if s == SchemeX509 {
+		return Auth{Scheme: SchemeX509}, nil
+	}
 	scheme, cred, ok := strings.Cut(s, ":")
 	if !ok || scheme == "" {
 		return Auth{}, fmt.Errorf("%w: want digest:user:password", ErrBadAuth)
 	}
 	if scheme != "digest" {
-		return Auth{}, fmt.Errorf("%w: scheme %q is not supported; use digest:user:password", ErrBadAuth, scheme)
+		return Auth{}, fmt.Errorf("%w: scheme %q is not supported; use digest:user:password or x509", ErrBadAuth, scheme)
 	}
 	user, pass, ok := strings.Cut(cred, ":")
 	if !ok || user == "" || pass == "" {
@@ -61,41 +65,64 @@ func (a *Auth) ACL() []zk.ACL {
 const maxAuthFile = 4096
 
 // ReadAuthFile reads "digest:user:password" from a file, as --auth-file
-// does. Like ssh with a private key, it refuses a file that its group or
-// other users may access: such a file has already leaked, and using it
-// would hide that. The file may end in a newline; it holds one line.
+// does (see readSecretLine for the checks).
 func ReadAuthFile(name string) (Auth, error) {
-	f, err := os.Open(name)
+	line, err := readSecretLine(name, "auth file", "digest:user:password")
 	if err != nil {
 		return Auth{}, fmt.Errorf("%w: %v", ErrBadAuth, err)
-	}
-	defer f.Close()
-	// Stat the open file, not the name: what is checked is what is read.
-	st, err := f.Stat()
-	if err != nil {
-		return Auth{}, fmt.Errorf("%w: %v", ErrBadAuth, err)
-	}
-	if !st.Mode().IsRegular() {
-		return Auth{}, fmt.Errorf("%w: auth file %s is not a regular file", ErrBadAuth, name)
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return Auth{}, fmt.Errorf("%w: auth file %s is accessible by group or others (mode %04o); run chmod 600 %s",
-			ErrBadAuth, name, perm, name)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxAuthFile+1))
-	if err != nil {
-		return Auth{}, fmt.Errorf("%w: %v", ErrBadAuth, err)
-	}
-	if len(b) > maxAuthFile {
-		return Auth{}, fmt.Errorf("%w: auth file %s is longer than one credentials line", ErrBadAuth, name)
-	}
-	line := strings.TrimRight(string(b), "\r\n")
-	if strings.ContainsAny(line, "\r\n") {
-		return Auth{}, fmt.Errorf("%w: auth file %s holds more than one line; want digest:user:password", ErrBadAuth, name)
 	}
 	a, err := ParseAuth(line)
 	if err != nil {
 		return Auth{}, fmt.Errorf("auth file %s: %w", name, err)
 	}
 	return a, nil
+}
+
+// ReadPasswordFile reads a password from a file (one line), as
+// --sasl-password-file does, with the checks of readSecretLine.
+func ReadPasswordFile(name string) (string, error) {
+	line, err := readSecretLine(name, "password file", "the password")
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrBadAuth, err)
+	}
+	if line == "" {
+		return "", fmt.Errorf("%w: password file %s is empty", ErrBadAuth, name)
+	}
+	return line, nil
+}
+
+// readSecretLine reads the one line of a secret file. Like ssh with a
+// private key, it refuses a file that its group or other users may access:
+// such a file has already leaked, and using it would hide that. The file
+// may end in a newline. what names the file in errors, want its content.
+func readSecretLine(name, what, want string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	// Stat the open file, not the name: what is checked is what is read.
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s %s is not a regular file", what, name)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return "", fmt.Errorf("%s %s is accessible by group or others (mode %04o); run chmod 600 %s",
+			what, name, perm, name)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxAuthFile+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxAuthFile {
+		return "", fmt.Errorf("%s %s is longer than one line", what, name)
+	}
+	line := strings.TrimRight(string(b), "\r\n")
+	if strings.ContainsAny(line, "\r\n") {
+		return "", fmt.Errorf("%s %s holds more than one line; want %s", what, name, want)
+	}
+	return line, nil
 }

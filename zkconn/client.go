@@ -36,6 +36,8 @@ type Options struct {
 	ConnectTimeout time.Duration // how long to wait for the first session
 	Auth           *Auth         // nil: no auth, open ACLs
 	TLS            *tls.Config   // nil: plain TCP; else TLS to the servers' secureClientPort
+	// SASL logs in on every connection (sasl.go); nil: no SASL.
+	SASL SASLLogin
 	// Protect makes the lock paths this client creates persistent, with
 	// its ACL (see CreatePathNode). It needs Auth.
 	Protect bool
@@ -84,7 +86,14 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if o.Debugf != nil {
 		logf = o.Debugf
 	}
-	c := &Client{chroot: o.ConnString.Chroot, acl: o.Auth.ACL(), protect: o.Protect, sess: newSession(),
+	acl, err := o.acl()
+	if err != nil {
+		return nil, err
+	}
+	if err := saslLogin(o.SASL); err != nil {
+		return nil, err
+	}
+	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
 		debugf: logf}
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
@@ -106,6 +115,11 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if o.SASL != nil {
+			// Below the tracker, which so sees the ConnectResponse
+			// only after the SASL exchange (sasl.go).
+			conn = newSASLConn(conn, o.SASL, address, c.saslFailed)
 		}
 		// Watch the plaintext: with TLS, inside the encryption.
 		return c.wire.wrap(conn), nil
@@ -146,7 +160,8 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: no session with %s within %s%s", ErrUnavailable,
 			strings.Join(o.ConnString.Servers, ","), o.ConnectTimeout, failed.reason())
 	}
-	if o.Auth != nil {
+	// An x509 identity comes with the TLS handshake; nothing to add.
+	if o.Auth != nil && o.Auth.Scheme != SchemeX509 {
 		if _, err := call(ctx, func() (struct{}, error) {
 			return struct{}{}, conn.AddAuth(o.Auth.Scheme, []byte(o.Auth.Credentials))
 		}); err != nil {

@@ -107,7 +107,7 @@ func (e *OpError) Error() string {
 	}
 	switch e.Code() {
 	case codeSessionRequiresAuth:
-		return fmt.Sprintf("permission denied: %s: the server requires authentication and closed the session", what)
+		return fmt.Sprintf("permission denied: %s: the server requires authentication (SASL, or a scheme of its enforce.auth.schemes) and closed the session", what)
 	case codeThrottled:
 		return fmt.Sprintf("%s: the server is overloaded and throttles requests; retry later", what)
 	case codeQuotaExceeded:

@@ -25,7 +25,7 @@ func TestOpError(t *testing.T) {
 		{OpDelete, "/locks/a/n", zk.ErrNoAuth, "the ACL of /locks/a does not let this client delete nodes in it", true, false},
 		{OpCreate, "/a", zk.ErrInvalidACL, "refused the node's ACL", true, false},
 		{OpRead, "/a", zk.ErrAuthFailed, "rejected the credentials", true, false},
-		{OpCreate, "/a", unknown(-124), "permission denied: cannot create /a: the server requires authentication and closed the session", true, false},
+		{OpCreate, "/a", unknown(-124), "permission denied: cannot create /a: the server requires authentication (SASL, or a scheme of its enforce.auth.schemes) and closed the session", true, false},
 		{OpRead, "/a", zk.ErrSessionExpired, "cannot read /a: the ZooKeeper session expired", false, true},
 		{OpRead, "/a", zk.ErrConnectionClosed, "cannot read /a: the connection to ZooKeeper was lost", false, false},
 		{OpCreate, "/e/n", zk.ErrNoChildrenForEphemerals, "/e is an ephemeral node", false, false},

@@ -52,6 +52,8 @@ func newPKI(t *testing.T, names serverNames) pki {
 	}
 	ca, _ := x509.ParseCertificate(caDER)
 	p.write(t, "ca.pem", pemBlock("CERTIFICATE", caDER))
+	caPK, _ := x509.MarshalPKCS8PrivateKey(caKey)
+	p.write(t, "ca.key", pemBlock("PRIVATE KEY", caPK))
 	leaf := func(name string, serial int64, usage x509.ExtKeyUsage, sans serverNames) {
 		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
@@ -93,12 +95,12 @@ func freePort(t *testing.T) int {
 }
 
 // startTLS starts a server whose secureClientPort, on 127.0.0.1, presents
-// p's server certificate and demands a client certificate. It returns the
-// port.
-func startTLS(ctx context.Context, t *testing.T, p pki) string {
+// p's server certificate and demands a client certificate, with extra
+// zoo.cfg entries. It returns the port.
+func startTLS(ctx context.Context, t *testing.T, p pki, extra map[string]string) string {
 	t.Helper()
 	port := strconv.Itoa(freePort(t))
-	srv, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: map[string]string{
+	cfg := map[string]string{
 		"serverCnxnFactory":               "org.apache.zookeeper.server.NettyServerCnxnFactory",
 		"secureClientPort":                port,
 		"secureClientPortAddress":         "127.0.0.1",
@@ -109,7 +111,11 @@ func startTLS(ctx context.Context, t *testing.T, p pki) string {
 		"ssl.clientAuth":                  "need",
 		"ssl.hostnameVerification":        "false",
 		"ssl.quorum.hostnameVerification": "false",
-	}})
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	srv, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +142,7 @@ func TestTLS(t *testing.T) {
 	p := newPKI(t, ipOnly)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	port := startTLS(ctx, t, p)
+	port := startTLS(ctx, t, p, nil)
 	secure := ConnString{Servers: []string{"127.0.0.1:" + port}}
 
 	c, err := Dial(ctx, Options{ConnString: secure, TLS: clientTLS(t, p)})
@@ -182,7 +188,7 @@ func TestTLSHostName(t *testing.T) {
 	p := newPKI(t, dnsOnly)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	port := startTLS(ctx, t, p)
+	port := startTLS(ctx, t, p, nil)
 
 	c, err := Dial(ctx, Options{ConnString: ConnString{Servers: []string{"localhost:" + port}}, TLS: clientTLS(t, p)})
 	if err != nil {

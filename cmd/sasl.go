@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// Environment variables for SASL.
+const (
+	envJAAS         = "ZKLOCK_JAAS"
+	envSASLPassword = "ZKLOCK_SASL_PASSWORD"
+)
+
+// saslMech is the value of --sasl: a mechanism, checked at parse time.
+type saslMech string
+
+const (
+	saslDigest saslMech = "digest"
+	saslGSSAPI saslMech = "gssapi"
+)
+
+func (m *saslMech) String() string { return string(*m) }
+func (m *saslMech) Type() string   { return "digest|gssapi" }
+
+func (m *saslMech) Set(s string) error {
+	switch saslMech(s) {
+	case saslDigest, saslGSSAPI:
+		*m = saslMech(s)
+		return nil
+	}
+	return fmt.Errorf("want digest (DIGEST-MD5) or gssapi (Kerberos), not %q", s)
+}
+
+// saslOptions are the SASL flags: a JAAS file, or the mechanism and its
+// credentials given directly.
+type saslOptions struct {
+	JAAS         string // --jaas or ZKLOCK_JAAS
+	JAASSection  string
+	Mech         saslMech
+	Principal    string
+	PasswordFile string
+	Password     string // from ZKLOCK_SASL_PASSWORD only, never argv
+	Keytab       string
+	Service      string
+}
+
+func (s *saslOptions) addFlags(pf *pflag.FlagSet) {
+	pf.StringVar(&s.JAAS, "jaas", "", "log in with SASL as the JAAS file's Client section says, the file Java clients use (env "+envJAAS+")")
+	pf.StringVar(&s.JAASSection, "jaas-section", zkconn.DefaultJAASSection, "the section of the --jaas file to read")
+	pf.Var(&s.Mech, "sasl", "log in with SASL without a JAAS file: digest (DIGEST-MD5) or gssapi (Kerberos)")
+	pf.StringVar(&s.Principal, "sasl-principal", "", "--sasl digest: the user; --sasl gssapi: the client principal (default: the ticket cache's)")
+	pf.StringVar(&s.PasswordFile, "sasl-password-file", "", "--sasl digest: file holding the password, readable by its owner only (or env "+envSASLPassword+")")
+	pf.StringVar(&s.Keytab, "keytab", "", "--sasl gssapi: log in from this keytab (default: the ticket cache, KRB5CCNAME)")
+	pf.StringVar(&s.Service, "sasl-service", zkconn.DefaultSASLService, "Kerberos service name of the servers: their principal is SERVICE/host (Java's zookeeper.sasl.client.username)")
+}
+
+// fromEnv fills in what the environment gives, at run time, so --help never
+// shows it; the password is then removed from zklock's environment, so the
+// command under the lock never sees it.
+func (s *saslOptions) fromEnv(jaasGiven bool) {
+	if !jaasGiven {
+		s.JAAS = os.Getenv(envJAAS)
+	}
+	s.Password = os.Getenv(envSASLPassword)
+	os.Unsetenv(envSASLPassword)
+}
+
+// login builds the SASL login the flags describe, or nil for none.
+func (s *saslOptions) login() (zkconn.SASLLogin, error) {
+	if s.JAAS != "" && s.Mech != "" {
+		return nil, usageErrorf("--jaas and --sasl do not combine: the JAAS file names the mechanism")
+	}
+	var l zkconn.SASLLogin
+	switch {
+	case s.JAAS != "":
+		var err error
+		if l, err = zkconn.ReadJAAS(s.JAAS, s.JAASSection); err != nil {
+			return nil, &UsageError{Err: err}
+		}
+	case s.Mech == saslDigest:
+		if s.Principal == "" {
+			return nil, usageErrorf("--sasl digest needs --sasl-principal, the user name")
+		}
+		pw := s.Password
+		if s.PasswordFile != "" {
+			var err error
+			if pw, err = zkconn.ReadPasswordFile(s.PasswordFile); err != nil {
+				return nil, &UsageError{Err: err}
+			}
+		}
+		if pw == "" {
+			return nil, usageErrorf("--sasl digest needs a password: --sasl-password-file or %s", envSASLPassword)
+		}
+		l = &zkconn.DigestLogin{Username: s.Principal, Password: pw}
+	case s.Mech == saslGSSAPI:
+		if s.Keytab != "" && s.Principal == "" {
+			return nil, usageErrorf("--keytab needs --sasl-principal, the principal whose key it holds")
+		}
+		l = &zkconn.KerberosLogin{Client: s.Principal, Keytab: s.Keytab}
+	default:
+		return nil, nil
+	}
+	if k, ok := l.(*zkconn.KerberosLogin); ok {
+		k.Service = s.Service
+	}
+	return l, nil
+}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ type Results struct {
 	// HandoffPair is the handoff from a holder to a single waiter.
 	HandoffPair []HandoffResult `json:"handoff_pair,omitempty"`
 	// HandoffProbe is the command that prints each stamp: "stamp" (the
-	// static bench/stamp program) or "date +%s%N".
+	// static internal/bench/stamp program) or "date +%s%N".
 	HandoffProbe string `json:"handoff_probe,omitempty"`
 	// HandoffFloor is the probe run twice, back to back, by the driver:
 	// what a stamp-to-stamp interval costs with no lock at all.

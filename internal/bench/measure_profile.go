@@ -3,31 +3,20 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
-
-// profileMarks are zklock -v progress lines, in the order they appear, and
-// what the time up to each one is spent on.
-var profileMarks = []struct{ prefix, mark, meaning string }{
-	{"zklock: zk: connected to", "tcp", "process start, Go runtime, CLI parsing, TCP connect"},
-	{"zklock: zk: authenticated", "session", "ConnectRequest round trip: the session is established"},
-	{"zklock: connected to", "dialed", "go-zookeeper hands the session to zklock"},
-	{"zklock: acquired", "acquired", "join the queue (create) and see that we are first (getChildren)"},
-	{"zklock: session timeout", "command", "prepare the command (fencing token, environment); it is about to start"},
-	{"zklock: released", "released", "run the command (fork, exec, wait) and release the lock"},
-	{"", "exit", "the rest: closing the session if not done yet, process exit"},
-}
 
 func measureProfile(ctx context.Context, e *env, cfg Config, t *Tool, res *Results) error {
 	if cfg.ProfileRuns == 0 {
 		return nil
 	}
-	p := &Profile{Runs: cfg.ProfileRuns}
+	p := &Profile{Runs: cfg.ProfileRuns, Marks: true}
 	res.Profile = p
 	// The floors: fork+exec of /bin/true, and zklock without the network.
 	var trues, versions []time.Duration
@@ -49,8 +38,8 @@ func measureProfile(ctx context.Context, e *env, cfg Config, t *Tool, res *Resul
 	p.TrueMS = distMS(durationsMS(trues)).P50
 	p.VersionMS = distMS(durationsMS(versions)).P50
 
-	at := make([][]float64, len(profileMarks))
-	delta := make([][]float64, len(profileMarks))
+	at := make([][]float64, len(profilePhases))
+	delta := make([][]float64, len(profilePhases))
 	var totals []float64
 	// Two uncounted runs first: the first one creates the lock path's
 	// parents, which later runs find in place.
@@ -97,55 +86,46 @@ func measureProfile(ctx context.Context, e *env, cfg Config, t *Tool, res *Resul
 		}
 	}
 	p.TotalMS = distMS(totals).P50
-	for j, m := range profileMarks {
+	for j, m := range profilePhases {
 		p.Phases = append(p.Phases, ProfilePhase{Mark: m.mark, Meaning: m.meaning,
 			AtMS: distMS(at[j]).P50, DeltaMS: distMS(delta[j]).P50, Seen: len(at[j])})
 	}
-	logf("   /bin/true %.2f ms, zklock version %.2f ms, zklock -v run -- true %.2f ms", p.TrueMS, p.VersionMS, p.TotalMS)
+	logf("   /bin/true %.2f ms, zklock version %.2f ms, zklock run -- true %.2f ms", p.TrueMS, p.VersionMS, p.TotalMS)
 	for _, ph := range p.Phases {
 		logf("   %-9s at %6.2f ms (+%5.2f ms)  %s", ph.Mark, ph.AtMS, ph.DeltaMS, ph.Meaning)
 	}
 	return nil
 }
 
-// profileRun runs `zklock -v run -- true` once and returns when (ms after
-// the start) each mark's line arrived, -1 for a mark not seen.
+// profileRun runs `zklock run -- true` once with its phase marks on, and
+// returns when (ms after the start) each phase was reached, -1 for a phase
+// not marked, and the whole run's time.
 func profileRun(ctx context.Context, e *env, t *Tool) ([]float64, float64, error) {
 	argv := t.Argv("profile", e.trueBin)
-	// -v goes before the subcommand, as a persistent flag.
-	argv = append([]string{argv[0], "-v"}, argv[1:]...)
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	stderr, err := cmd.StderrPipe()
+	f, err := os.CreateTemp(filepath.Dir(e.lockDir), "marks-")
 	if err != nil {
 		return nil, 0, err
 	}
-	marks := make([]float64, len(profileMarks))
-	for i := range marks {
-		marks[i] = -1
-	}
-	var lines []string
+	f.Close()
+	defer os.Remove(f.Name())
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), marksEnv+"="+f.Name())
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	out, err := cmd.CombinedOutput()
+	total := float64(time.Since(start)) / 1e6
+	if err != nil {
+		return nil, 0, fmt.Errorf("zklock run: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
 		return nil, 0, err
 	}
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		now := float64(time.Since(start)) / 1e6
-		l := sc.Text()
-		lines = append(lines, l)
-		for j, m := range profileMarks {
-			if m.prefix != "" && marks[j] < 0 && strings.HasPrefix(l, m.prefix) {
-				marks[j] = now
-				break
-			}
-		}
+	at, err := parseMarks(string(b), start)
+	if err != nil {
+		return nil, 0, err
 	}
-	if err := cmd.Wait(); err != nil {
-		return nil, 0, fmt.Errorf("zklock -v run: %v: %s", err, strings.Join(lines, " | "))
-	}
-	total := float64(time.Since(start)) / 1e6
-	marks[len(marks)-1] = total
-	return marks, total, nil
+	at[len(at)-1] = total
+	return at, total, nil
 }

@@ -221,14 +221,20 @@ func profileSummary(p *Profile) string {
 	if p.TotalMS > 0 && p.VersionMS > 0 {
 		parts = append(parts, fmt.Sprintf("Starting the process costs about %s ms (`zklock version`), %.0f%% of the run.", ms(p.VersionMS), 100*p.VersionMS/p.TotalMS))
 	}
+	// The marks start at the established session; -v lines, which older
+	// results were timed by, at the open TCP connection.
+	from, phases := "the established session", []string{"acquired", "command"}
+	if !p.Marks {
+		from, phases = "the open TCP connection", []string{"session", "dialed", "acquired", "command"}
+	}
 	net := 0.0
-	for _, m := range []string{"session", "dialed", "acquired", "command"} {
+	for _, m := range phases {
 		if ph := get(m); ph != nil {
 			net += ph.DeltaMS
 		}
 	}
 	if net > 0 {
-		parts = append(parts, fmt.Sprintf("From the open TCP connection to the moment the command starts, the ZooKeeper round trips and the work between them take %s ms together.", ms(net)))
+		parts = append(parts, fmt.Sprintf("From %s to the moment the command starts, the ZooKeeper round trips and the work between them take %s ms together.", from, ms(net)))
 	}
 	if p.PacketsIn > 0 {
 		parts = append(parts, fmt.Sprintf("Per run the server counted %.1f packets in and %.1f out: %.1f write requests (session creation and closing included), %.1f read requests (%.1f of them on the lock path), and %.1f znodes created or deleted on the lock path.",
@@ -238,7 +244,11 @@ func profileSummary(p *Profile) string {
 		parts = append(parts, fmt.Sprintf("Running `true` and releasing the lock take %s ms.", ms(ph.DeltaMS)))
 	}
 	if ph := get("exit"); ph != nil {
-		parts = append(parts, fmt.Sprintf("What is left after the release line, up to the process's exit, takes %s ms.", ms(ph.DeltaMS)))
+		after := "the release line"
+		if p.Marks {
+			after = "the release"
+		}
+		parts = append(parts, fmt.Sprintf("What is left after %s, up to the process's exit, takes %s ms.", after, ms(ph.DeltaMS)))
 	}
 	return strings.Join(parts, " ")
 }

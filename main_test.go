@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/zklock/zklock/cmd"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/zkcli"
 )
 
 // server is the real ZooKeeper every test in this package shares.
@@ -24,7 +25,7 @@ var server *zktest.Cluster
 func TestMain(m *testing.M) {
 	// The test binary doubles as the zklock command on PATH; the 3-node
 	// ensemble, if a test started one, is stopped after the tests.
-	zktest.MainWithCLI(m, "zklock", cmd.Main, func(c *zktest.Cluster) { server = c }, stopEnsemble)
+	zkcli.Main(m, "zklock", cmd.Main, func(c *zktest.Cluster) { server = c }, stopEnsemble)
 }
 
 var scriptSeq atomic.Int64

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zklock/zklock/cmd"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/zkcli"
 )
 
 // server is the real ZooKeeper that every test in this package shares.
@@ -12,5 +13,5 @@ var server *zktest.Cluster
 
 func TestMain(m *testing.M) {
 	// The test binary doubles as the zklock command on PATH.
-	zktest.MainWithCLI(m, "zklock", cmd.Main, func(c *zktest.Cluster) { server = c }, nil)
+	zkcli.Main(m, "zklock", cmd.Main, func(c *zktest.Cluster) { server = c }, nil)
 }

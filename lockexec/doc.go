@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package lockexec runs and supervises the command that zklock executes
 // while it holds a lock. It knows nothing about ZooKeeper: the caller says
 // when the lock is lost (Spec.Lost) and which signals zklock received
@@ -85,4 +87,12 @@
 // locks its OS thread and keeps it locked until the child has been waited
 // for. Only the direct child is covered: its own children are not, which is
 // one more reason not to SIGKILL zklock.
+//
+// # Platforms
+//
+// The package is Unix-only: process groups, the controlling terminal and
+// job control have no equivalent elsewhere, and zklock is released for
+// Linux and macOS. Linux gets /proc (live members of a group, the binary
+// that is running), CLOCK_BOOTTIME and a per-thread SIGTTOU mask; the
+// other Unix files hold the weaker fallbacks that macOS uses.
 package lockexec

@@ -58,6 +58,8 @@ type Options struct {
 	MaxRuntime time.Duration
 	// Logf prints progress for -v; Warnf prints warnings. Either may be nil.
 	Logf, Warnf func(format string, args ...any)
+
+	marks *marks // phase marks for the benchmark driver (marks.go)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -98,6 +100,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer signal.Stop(sigs)
 
 	o.Paths = canonical(o.Paths)
+	o.marks = openMarks()
+	defer o.marks.close()
 	// The watchdog's fork and exec overlap connecting and queueing, and it
 	// is retired only after the lock is released: neither delays the
 	// command nor the next holder.
@@ -119,6 +123,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	o.marks.mark("acquired")
 	<-wdReady
 	defer func() {
 		if errors.Is(err, lockexec.ErrLockLost) {
@@ -129,6 +134,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			return
 		}
 		o.finish(client, leases)
+		o.marks.mark("released")
 	}()
 
 	env, err := environment(ctx, client, leases)
@@ -149,6 +155,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		renew = wd.Renew
 	}
 	lost := lock.Guard(runCtx, client, leases, budget, renew)
+	o.marks.mark("command")
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
 		Path:          cmdPath,
@@ -330,6 +337,7 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.marks.mark("dialed")
 	o.logf("connected to %s, session 0x%x, timeout %s (asked %s)", client.Server(), client.SessionID(),
 		client.NegotiatedTimeout(), o.Conn.SessionTimeout)
 	return client, nil

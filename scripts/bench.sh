@@ -9,8 +9,9 @@
 #
 # Peers, all started here on loopback and stopped at the end: flock(1), etcdctl
 # lock against a local etcd, and the Kazoo and Curator runners of
-# internal/peers, each on a ZooKeeper started by the Go driver (bench/).
-# The counts come from BENCH_* environment variables; see bench/config.go or
+# internal/peers, each on a ZooKeeper started by the Go driver
+# (internal/bench, command internal/bench/cmd/zklock-bench).
+# The counts come from BENCH_* environment variables; see internal/bench/config.go or
 # the "Reproduce" section of docs/benchmarks.md. BENCH_MICRO=0 skips the
 # lock package's Go micro-benchmarks. The servers' and tools' logs go to
 # $BENCH_LOGS (default ${TMPDIR:-/tmp}/zklock-bench-logs), not into docs/.
@@ -84,16 +85,16 @@ info "building zklock and the driver"
 zklock_build="CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' (as .goreleaser.yaml)"
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/zklock" .
 go build -o "$tmp/zklock-cgo" .
-go build -o "$tmp/bench" ./bench
+go build -o "$tmp/zklock-bench" ./internal/bench/cmd/zklock-bench
 # The handoff probe: a static C program that prints the time, as `date +%s%N`
 # does, with less start-up of its own. Without a C compiler and a static libc
 # the driver falls back to date, and the report says so.
 stamp_args=()
 cc="$(go env CC)"
-if "${cc:-cc}" -O2 -static -o "$tmp/stamp" bench/stamp/stamp.c 2>"$tmp/stamp.err"; then
+if "${cc:-cc}" -O2 -static -o "$tmp/stamp" internal/bench/stamp/stamp.c 2>"$tmp/stamp.err"; then
   stamp_args=(-stamp "$tmp/stamp")
 else
-  info "cannot build bench/stamp/stamp.c ($(head -n 1 "$tmp/stamp.err")); the handoff probe is date"
+  info "cannot build internal/bench/stamp/stamp.c ($(head -n 1 "$tmp/stamp.err")); the handoff probe is date"
 fi
 
 repro="scripts/bench.sh${quick:+ --quick}"
@@ -118,7 +119,7 @@ fi
 info "measuring (logs in $logs)"
 # In the background so that the trap can stop it; `wait` returns early on a
 # signal, and the trap then takes over.
-"$tmp/bench" "${args[@]}" &
+"$tmp/zklock-bench" "${args[@]}" &
 driver_pid=$!
 wait "$driver_pid"
 driver_pid=""

@@ -9,11 +9,9 @@ import (
 	"os/exec"
 	"strings"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 type silentLogger struct{}
@@ -41,7 +39,7 @@ func Dial(ctx context.Context, addrs []string) (*zk.Conn, error) {
 
 // DialT is Dial for a test: it fails the test on error and closes the
 // session when the test ends.
-func DialT(tb testing.TB, addrs []string) *zk.Conn {
+func DialT(tb TB, addrs []string) *zk.Conn {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -56,7 +54,7 @@ func DialT(tb testing.TB, addrs []string) *zk.Conn {
 // Eventually polls cond every 20ms until it holds, and fails the test if it
 // does not within the given time. Tests poll for the state they expect
 // rather than sleeping and hoping.
-func Eventually(tb testing.TB, within time.Duration, what string, cond func() bool) {
+func Eventually(tb TB, within time.Duration, what string, cond func() bool) {
 	tb.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
@@ -107,7 +105,7 @@ var pathSeq atomic.Int64
 
 // TestPath gives a test a lock path of its own under root, named after the
 // test, so tests sharing one server never meet.
-func TestPath(tb testing.TB, root string) string {
+func TestPath(tb TB, root string) string {
 	name := strings.NewReplacer("/", "_", " ", "_").Replace(tb.Name())
 	return fmt.Sprintf("%s/%s-%d", root, name, pathSeq.Add(1))
 }
@@ -124,36 +122,11 @@ func ExitCode(err error) (int, error) {
 
 // ExitCodeT is ExitCode for a test: a command that could not be run or
 // waited for fails the test.
-func ExitCodeT(tb testing.TB, err error) int {
+func ExitCodeT(tb TB, err error) int {
 	tb.Helper()
 	code, err := ExitCode(err)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return code
-}
-
-// cliMain runs one package's tests with a server, for MainWithCLI.
-type cliMain struct {
-	m    *testing.M
-	use  func(*Cluster)
-	done func()
-}
-
-func (w cliMain) Run() int {
-	if w.done != nil {
-		defer w.done()
-	}
-	return RunStandalone(w.m, Options{}, w.use)
-}
-
-// MainWithCLI is the TestMain of a package whose tests run a command-line
-// program: testscript puts a copy of the test binary named name on PATH,
-// and run under that name the binary is the program (run). Only the
-// top-level test process starts the package's shared server (see
-// RunStandalone); done, if set, runs after the tests. It does not return.
-func MainWithCLI(m *testing.M, name string, run func() int, use func(*Cluster), done func()) {
-	testscript.Main(cliMain{m: m, use: use, done: done}, map[string]func(){
-		name: func() { os.Exit(run()) },
-	})
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -67,7 +66,7 @@ type Proxy struct {
 
 // NewProxyT is NewProxy for a test: it fails the test on error and closes
 // the proxy when the test ends.
-func NewProxyT(tb testing.TB, target string) *Proxy {
+func NewProxyT(tb TB, target string) *Proxy {
 	tb.Helper()
 	p, err := NewProxy(target)
 	if err != nil {

@@ -1,4 +1,6 @@
-package main
+//go:build linux
+
+package bench
 
 import (
 	"context"
@@ -17,7 +19,7 @@ import (
 
 // logf prints progress on stderr.
 func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "bench: %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	fmt.Fprintf(os.Stderr, "zklock-bench: %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
 // inputs are what the command line gives runAll: binaries (absolute paths)
@@ -26,7 +28,7 @@ type inputs struct {
 	Zklock      string // the binary measured
 	ZklockCgo   string // optional: a cgo build, timed uncontended only
 	ZklockBuild string // how Zklock was built, for the report
-	// Stamp is the handoff probe (bench/stamp/stamp.c); without it the
+	// Stamp is the handoff probe (internal/bench/stamp/stamp.c); without it the
 	// probe is `date +%s%N`.
 	Stamp  string
 	LogDir string
@@ -315,8 +317,8 @@ func firstLine(s string) string {
 	return strings.TrimSpace(l)
 }
 
-// repoRoot is the module root: the working directory that `go run ./bench`
-// runs in, or what ZKLOCK_ROOT (set by scripts/lib.sh) says.
+// repoRoot is the module root: the working directory that scripts/bench.sh
+// runs the driver in, or what ZKLOCK_ROOT (set by scripts/lib.sh) says.
 func repoRoot() string {
 	if r := os.Getenv("ZKLOCK_ROOT"); r != "" {
 		return r

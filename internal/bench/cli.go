@@ -1,20 +1,6 @@
-// Command bench measures zklock against its peers (flock(1), etcdctl lock,
-// a Kazoo-based and a Curator-based runner) in one run, on loopback, and
-// renders docs/benchmarks.md with SVG plots. scripts/bench.sh is the way to
-// run it; it installs the dependencies and builds zklock first.
-//
-//	go run ./bench run    -zklock BIN [-zklock-build DESC] [-zklock-cgo BIN] [-stamp BIN] [-quick]
-//	                      [-out DIR] [-logs DIR] [-md FILE] [-repro CMD] [-micro FILE]
-//	go run ./bench report -in DIR/results.json [-md FILE] [-plots DIR]
-//
-// run starts its own ZooKeeper (internal/zktest) and etcd on free loopback
-// ports, measures, writes DIR/results.json, then renders the report and its
-// plots from that file, exactly as report does. Nothing here is part of
-// `go test ./...`: the package has no tests.
-//
-// The counts are set by environment variables (see config.go); -quick picks
-// small ones for a smoke run.
-package main
+//go:build linux
+
+package bench
 
 import (
 	"context"
@@ -36,32 +22,39 @@ func init() {
 	runtime.LockOSThread()
 }
 
-func main() {
-	if len(os.Args) < 2 {
-		usage()
+// Main runs the driver with the command line args (without the program
+// name) and returns the process's exit code: 0, 1 for a failed run, 2 for
+// a usage error.
+func Main(args []string) int {
+	if len(args) < 1 {
+		return usage()
 	}
 	var err error
-	switch os.Args[1] {
+	switch args[0] {
 	case "run":
-		err = cmdRun(os.Args[2:])
+		err = cmdRun(args[1:])
 	case "report":
-		err = cmdReport(os.Args[2:])
+		err = cmdReport(args[1:])
 	default:
-		usage()
+		return usage()
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 2
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "zklock-bench:", err)
+		return 1
 	}
+	return 0
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: bench run -zklock BIN [-quick] [-out DIR] [-logs DIR] [-md FILE] [-repro CMD]\n       bench report -in results.json [-md FILE] [-plots DIR]")
-	os.Exit(2)
+func usage() int {
+	fmt.Fprintln(os.Stderr, "usage: zklock-bench run -zklock BIN [-quick] [-out DIR] [-logs DIR] [-md FILE] [-repro CMD]\n       zklock-bench report -in results.json [-md FILE] [-plots DIR]")
+	return 2
 }
 
 func cmdRun(args []string) error {
-	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	zklockBin := fs.String("zklock", "", "the zklock binary to measure (required)")
 	zklockBuild := fs.String("zklock-build", "", "how -zklock was built, for the report")
 	zklockCgo := fs.String("zklock-cgo", "", "optional: a cgo (plain `go build`) zklock, timed uncontended only for comparison")
@@ -71,8 +64,10 @@ func cmdRun(args []string) error {
 	md := fs.String("md", "docs/benchmarks.md", "the Markdown report to write (empty: none)")
 	repro := fs.String("repro", "scripts/bench.sh", "the command that reproduces this run, for the report")
 	micro := fs.String("micro", "", "output of the lock package's `go test -bench` run, to include in the report")
-	stamp := fs.String("stamp", "", "optional: the handoff probe built from bench/stamp/stamp.c (default: date +%s%N)")
-	fs.Parse(args)
+	stamp := fs.String("stamp", "", "optional: the handoff probe built from internal/bench/stamp/stamp.c (default: date +%s%N)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	if *zklockBin == "" {
 		return errors.New("run: -zklock is required")
 	}
@@ -114,7 +109,7 @@ func cmdRun(args []string) error {
 		if res != nil {
 			partial := filepath.Join(logDir, "results.partial.json")
 			if writeResults(partial, res) == nil {
-				fmt.Fprintln(os.Stderr, "bench: partial results in", partial)
+				fmt.Fprintln(os.Stderr, "zklock-bench: partial results in", partial)
 			}
 		}
 		return err
@@ -133,11 +128,13 @@ func cmdRun(args []string) error {
 }
 
 func cmdReport(args []string) error {
-	fs := flag.NewFlagSet("report", flag.ExitOnError)
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	in := fs.String("in", "docs/benchmarks/results.json", "results written by bench run")
 	md := fs.String("md", "docs/benchmarks.md", "the Markdown report to write")
 	plots := fs.String("plots", "", "directory for the SVG plots (default: the directory of -in)")
-	fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	res, err := readResults(*in)
 	if err != nil {
 		return err

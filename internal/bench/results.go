@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ type Results struct {
 	// HandoffPair is the handoff from a holder to a single waiter.
 	HandoffPair []HandoffResult `json:"handoff_pair,omitempty"`
 	// HandoffProbe is the command that prints each stamp: "stamp" (the
-	// static bench/stamp program) or "date +%s%N".
+	// static internal/bench/stamp program) or "date +%s%N".
 	HandoffProbe string `json:"handoff_probe,omitempty"`
 	// HandoffFloor is the probe run twice, back to back, by the driver:
 	// what a stamp-to-stamp interval costs with no lock at all.
@@ -152,18 +152,21 @@ type QueueResult struct {
 	Error              string `json:"error,omitempty"`
 }
 
-// Profile splits an uncontended zklock run into phases, from the timed
-// arrival of its -v progress lines.
+// Profile splits an uncontended zklock run into phases.
 type Profile struct {
 	Runs   int            `json:"runs"`
 	Phases []ProfilePhase `json:"phases"`
+	// Marks says the phases were timed by the marks zklock writes when
+	// ZKLOCK_BENCH_MARKS names a file. Results without it timed `zklock -v`
+	// by when its progress lines reached the driver, with other phases.
+	Marks bool `json:"marks,omitempty"`
 	// TrueMS is fork+exec+wait of /bin/true from the driver; VersionMS is
 	// `zklock version`: process start, Go runtime and CLI set-up, no
 	// network.
 	TrueMS    float64 `json:"true_ms"`
 	VersionMS float64 `json:"version_ms"`
 	TotalMS   float64 `json:"total_ms"`
-	// Per run, from the server's mntr counters over the -v runs: read and
+	// Per run, from the server's mntr counters over the profiled runs: read and
 	// write requests of every kind (session creation and closing are
 	// writes; the driver's own idle session adds a ping now and then),
 	// read requests on the lock path, znodes created or deleted there

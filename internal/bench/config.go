@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -59,8 +59,11 @@ type Config struct {
 	ProcTimeout time.Duration `json:"proc_timeout_ns"`
 }
 
+// envVar is an environment variable that sets a count, and what it means.
+type envVar struct{ Name, Meaning string }
+
 // envDoc lists the environment variables, for the report and for -h.
-var envDoc = []struct{ Name, Meaning string }{
+var envDoc = []envVar{
 	{"BENCH_TOOLS", "tools to measure, space-separated keys (default `zklock etcd flock kazoo curator`)"},
 	{"BENCH_UNCONTENDED_RUNS", "uncontended runs for zklock, etcdctl lock and flock"},
 	{"BENCH_UNCONTENDED_RUNS_PYTHON", "uncontended runs for the Kazoo runner"},

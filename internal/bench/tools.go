@@ -1,4 +1,6 @@
-package main
+//go:build linux
+
+package bench
 
 import (
 	"bufio"
@@ -57,7 +59,7 @@ type env struct {
 	trueBin  string
 	dateBin  string
 	// stamp is the probe command that prints the time in nanoseconds: the
-	// static bench/stamp program, or `date +%s%N` without it.
+	// static internal/bench/stamp program, or `date +%s%N` without it.
 	stamp   []string
 	shBin   string
 	timeout time.Duration

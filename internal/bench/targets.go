@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Target is one goal the report checks the numbers against.
+type Target struct {
+	What     string
+	Want     string
+	Got      string
+	Met      bool
+	Measured bool // false: a side of the comparison was not measured
+}
+
+// targets checks the goals zklock is held to.
+func (r *Results) targets() []Target {
+	var out []Target
+	zl := r.latency("zklock")
+	for _, p := range []struct {
+		key   string
+		ratio float64
+	}{{"etcd", 0.6}, {"kazoo", 0.2}} {
+		t := Target{What: fmt.Sprintf("uncontended `run -- true`, median, vs %s", r.toolName(p.key)),
+			Want: fmt.Sprintf("≤ %.1f× %s", p.ratio, r.toolName(p.key))}
+		if pl := r.latency(p.key); zl != nil && pl != nil {
+			ratio := zl.Dist.P50 / pl.Dist.P50
+			t.Measured = true
+			t.Met = ratio <= p.ratio
+			t.Got = fmt.Sprintf("%.2f× (%.2f ms vs %.2f ms)", ratio, zl.Dist.P50, pl.Dist.P50)
+		} else {
+			t.Got = "not measured"
+		}
+		out = append(out, t)
+	}
+	for _, loops := range []int{10, 50} {
+		t := Target{What: fmt.Sprintf("contended throughput, %d loops", loops), Want: "≥ etcdctl lock"}
+		z, e := r.throughput("zklock", loops), r.throughput("etcd", loops)
+		if z != nil && e != nil {
+			t.Measured = true
+			t.Met = z.PerSecond >= e.PerSecond
+			t.Got = fmt.Sprintf("%.2f× (%.1f/s vs %.1f/s)", z.PerSecond/e.PerSecond, z.PerSecond, e.PerSecond)
+		} else {
+			t.Got = "not measured"
+		}
+		out = append(out, t)
+	}
+	for _, hs := range []struct {
+		what string
+		list []HandoffResult
+	}{{"one waiter", r.HandoffPair}, {"a queue of waiters", r.Handoff}} {
+		t := Target{What: "handoff latency p50 (loopback), " + hs.what, Want: "≤ 2 ms"}
+		if h := findHandoff(hs.list, "zklock"); h != nil {
+			t.Measured = true
+			t.Met = h.Dist.P50 <= 2
+			t.Got = fmt.Sprintf("%.2f ms (p99 %.2f ms)", h.Dist.P50, h.Dist.P99)
+			if f := r.HandoffFloor; f != nil {
+				t.Got += fmt.Sprintf("; the probe alone: %.2f ms", f.P50)
+			}
+		} else {
+			t.Got = "not measured"
+		}
+		out = append(out, t)
+	}
+	t := Target{What: "resident memory of a waiting zklock", Want: "≤ 12 MiB"}
+	if m := r.memory("zklock"); m != nil {
+		t.Measured = true
+		t.Met = float64(m.RSSKiB) <= 12*1024
+		t.Got = fmt.Sprintf("%.1f MiB", float64(m.RSSKiB)/1024)
+	} else {
+		t.Got = "not measured"
+	}
+	out = append(out, t)
+	t = Target{What: "watch notifications per handoff, any queue length", Want: "exactly 1"}
+	var got []string
+	ok, any := true, false
+	for _, q := range r.Queue {
+		if q.Error != "" || q.Deltas == nil {
+			ok = false
+			got = append(got, fmt.Sprintf("%d: failed", q.Waiters))
+			continue
+		}
+		any = true
+		sum, cnt := q.Deltas["zk_sum_node_deleted_watch_count"], q.Deltas["zk_cnt_node_deleted_watch_count"]
+		others := q.Deltas["zk_sum_node_children_watch_count"] + q.Deltas["zk_sum_node_changed_watch_count"] + q.Deltas["zk_sum_node_created_watch_count"]
+		if sum != int64(q.Handoffs) || cnt != int64(q.Handoffs) || others != 0 {
+			ok = false
+		}
+		got = append(got, fmt.Sprintf("%d waiters: %s", q.Waiters, trimFloat(float64(sum+others)/float64(q.Handoffs))))
+	}
+	t.Measured = any
+	t.Met = any && ok
+	t.Got = strings.Join(got, "; ")
+	if !any {
+		t.Got = "not measured"
+	}
+	out = append(out, t)
+	return out
+}
+
+func metWord(t Target) string {
+	switch {
+	case !t.Measured:
+		return "not measured"
+	case t.Met:
+		return "**met**"
+	default:
+		return "**not met**"
+	}
+}

@@ -70,13 +70,18 @@ func VerifyAll(ctx context.Context, leases []*Lease) error {
 }
 
 // MarkAcquired records in our node when we took the lock, so that list,
-// holders and a busy or timed-out waiter can say since when it is held (the
-// node's own times say only when we joined). It rewrites the node's data
-// with o.Acquired set to now. The write fires the data watch of the waiter
-// behind us, which then lists the queue once more and watches us again:
-// two requests of the next waiter's, while we hold, and none on anyone's
-// handoff.
+// holders and a busy or timed-out waiter can say since when it is held,
+// after we had to wait (the node's own times say only when we joined). It
+// rewrites the node's data with o.Acquired set to now. The write fires the
+// data watch of the waiter behind us, which watches us again without
+// listing the queue: one request of the next waiter's, while we hold, and
+// none on anyone's handoff. A lock taken on joining is not recorded: there
+// the time it joined is the time it took the lock, and an uncontended run
+// stays one create, one listing and one close.
 func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
+	if !l.waited {
+		return nil
+	}
 	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
 	return l.c.Set(ctx, l.Node, o.Encode())
 }

@@ -53,6 +53,9 @@ type Lease struct {
 	// that happened first is already waiting here: the handoff learns
 	// that our node is gone without a request of its own.
 	own <-chan zk.Event
+	// waited is set once we had to wait for another contender: only then
+	// is the acquisition worth recording (see MarkAcquired).
+	waited bool
 }
 
 // ErrFlavorConflict means another client library's contenders on the lock
@@ -87,13 +90,8 @@ func Describe(c Contender, o Owner, raw string, ours bool) string {
 		if len(o.Cmd) > 0 {
 			s += fmt.Sprintf(" (%s)", o.CommandLine())
 		}
-		switch {
-		case !o.Acquired.IsZero():
-			s += " since " + o.Acquired.Local().Format(time.RFC3339)
-		case !o.Since.IsZero():
-			// Taken a moment ago, or by a zklock that does not record
-			// the acquisition: only the time it joined is known.
-			s += " (in the queue since " + o.Since.Local().Format(time.RFC3339) + ")"
+		if since := o.HeldSince(); !since.IsZero() {
+			s += " since " + since.Local().Format(time.RFC3339)
 		}
 		return s
 	}
@@ -261,6 +259,7 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 		if o.OnWait != nil {
 			o.OnWait(idx+1, q[ahead])
 		}
+		l.waited = true
 		held, err := l.await(ctx, zkconn.Join(l.Path, q[ahead].Name), ahead == 0)
 		switch {
 		case err != nil:

@@ -29,6 +29,17 @@ type Owner struct {
 	Limit    int       `json:"limit,omitempty"` // a semaphore's limit
 }
 
+// HeldSince is when a holder took the lock, as well as its data tells: the
+// recorded acquisition after a wait, else the time it joined, which is when
+// a lock taken on joining was taken (and, for the moment a waiter's record
+// is on its way, or for a zklock too old to write one, the best known).
+func (o Owner) HeldSince() time.Time {
+	if !o.Acquired.IsZero() {
+		return o.Acquired
+	}
+	return o.Since
+}
+
 // MaxCmdBytes bounds the command line stored in a node. The server refuses
 // a request larger than its jute.maxbuffer (1 MB by default) by dropping
 // the connection, and every list and busy message reads the data: a few

@@ -68,7 +68,9 @@ func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit 
 	if err != nil {
 		return nil, err
 	}
-	l := &Lease{c: c, Path: path, Node: node}
+	// A lease whose creator first waited for the mutex was not taken on
+	// joining either: its creation time is not when it was taken.
+	l := &Lease{c: c, Path: path, Node: node, waited: mutex.waited}
 	if err := l.waitLease(ctx, limit, o); err != nil {
 		l.cleanup()
 		return nil, err
@@ -107,6 +109,7 @@ func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
 		if o.OnWait != nil {
 			o.OnWait(len(children), q[0])
 		}
+		l.waited = true
 		select {
 		case <-ev:
 		case <-l.c.Lost():

@@ -52,8 +52,8 @@ func toJSON(e lock.Entry) EntryJSON {
 		if !e.Owner.Since.IsZero() {
 			j.Since = e.Owner.Since
 		}
-		if e.Holding && !e.Owner.Acquired.IsZero() {
-			j.Since = e.Owner.Acquired // a holder: since it took the lock
+		if e.Holding && !e.Owner.HeldSince().IsZero() {
+			j.Since = e.Owner.HeldSince() // a holder: since it took the lock
 		}
 	}
 	return j

@@ -116,10 +116,11 @@ func queueOne(ctx context.Context, e *env, t *Tool, addr, dir, ns string, q *Que
 		}
 		procs = append(procs, p)
 	}
-	// Every waiter has joined and set its one watch, and nothing is in
-	// flight.
+	// Every waiter has joined and set its two watches (on the contender
+	// ahead and on its own node), the holder watches its own node, and
+	// nothing is in flight.
 	if _, err := waitMntr(ctx, addr, 2*time.Minute, fmt.Sprintf("%d queued waiters", n), func(m map[string]int64) bool {
-		return m["zk_ephemerals_count"] == int64(n+1) && m["zk_watch_count"] == int64(n) && m["zk_outstanding_requests"] == 0
+		return m["zk_ephemerals_count"] == int64(n+1) && m["zk_watch_count"] == int64(2*n+1) && m["zk_outstanding_requests"] == 0
 	}); err != nil {
 		return abort(err)
 	}

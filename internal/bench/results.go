@@ -37,7 +37,9 @@ type Results struct {
 	ServerPart *ServerPart    `json:"server_part,omitempty"`
 	Memory     []MemoryResult `json:"memory"`
 	Queue      []QueueResult  `json:"queue"`
-	Profile    *Profile       `json:"profile,omitempty"`
+	// Keepalive is what one idle holder costs its server.
+	Keepalive *KeepaliveResult `json:"keepalive,omitempty"`
+	Profile   *Profile         `json:"profile,omitempty"`
 	// Micro is the lock package's micro-benchmark output (go test -bench).
 	Micro string `json:"micro,omitempty"`
 	// Notes are things the reader must know: skipped cells and why,
@@ -125,10 +127,15 @@ type MemoryResult struct {
 	Tool string `json:"tool"`
 	// RSSKiB is VmRSS summed over the waiting process and its descendants;
 	// HWMKiB the same for VmHWM (the peak).
-	RSSKiB    int64  `json:"rss_kib"`
-	HWMKiB    int64  `json:"hwm_kib"`
-	Processes int    `json:"processes"`
-	Error     string `json:"error,omitempty"`
+	RSSKiB    int64 `json:"rss_kib"`
+	HWMKiB    int64 `json:"hwm_kib"`
+	Processes int   `json:"processes"`
+	// PssKiB is Pss summed the same way: shared pages (an executable's,
+	// shared libraries') counted in proportion to the processes sharing
+	// them, so it adds up to what the host spends. zklock's watchdog is
+	// zklock's own executable, whose pages VmRSS counts twice.
+	PssKiB int64  `json:"pss_kib,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // QueueResult is one queue length of the zklock drain test.
@@ -210,4 +217,13 @@ func readResults(path string) (*Results, error) {
 		return nil, fmt.Errorf("%s: results version %d, want %d (rerun scripts/bench.sh)", path, r.Version, resultsVersion)
 	}
 	return &r, nil
+}
+
+// KeepaliveResult is the server's packet count for one idle zklock holder,
+// per session timeout.
+type KeepaliveResult struct {
+	SessionTimeoutMS int64   `json:"session_timeout_ms"`
+	Periods          int     `json:"periods"`
+	PacketsPerT      float64 `json:"packets_per_t"`
+	Error            string  `json:"error,omitempty"`
 }

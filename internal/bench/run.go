@@ -204,6 +204,9 @@ func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
 	phase("zklock queue drain and per-release server work", func() error {
 		return measureQueue(ctx, e, cfg, tools[0], cluster.Server(0).Addr(), res)
 	})
+	phase("the keepalive of an idle holder", func() error {
+		return measureKeepalive(ctx, e, tools[0], cluster.Server(0).Addr(), res)
+	})
 
 	res.Machine.LoadEnd = loadAvg()
 	res.Finished = time.Now().UTC()

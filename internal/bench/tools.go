@@ -348,6 +348,25 @@ func statusKiB(pid int) (rss, hwm int64, ok bool) {
 	return rss, hwm, ok
 }
 
+// procPss is Pss summed over pid and its descendants, from
+// /proc/PID/smaps_rollup.
+func procPss(pid int) int64 {
+	var sum int64
+	for _, p := range append([]int{pid}, descendants(pid)...) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/smaps_rollup")
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "Pss:" {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				sum += n
+			}
+		}
+	}
+	return sum
+}
+
 // descendants lists pid's children, grandchildren and so on, from
 // /proc/PID/task/*/children.
 func descendants(pid int) []int {

@@ -44,8 +44,17 @@ func BenchmarkHandoff(b *testing.B) {
 						l.Release(ctx)
 					}
 				}()
-				// Start the clock only once the waiter watches both nodes.
-				for {
+				// Start the clock only once the waiter watches both nodes
+				// (a waiter that gave up instead fails the benchmark).
+				for deadline := time.Now().Add(30 * time.Second); ; {
+					select {
+					case err := <-got:
+						b.Fatalf("the waiter returned before the release: %v", err)
+					default:
+					}
+					if time.Now().After(deadline) {
+						b.Fatal("the waiter never watched both nodes")
+					}
 					w, err := zktest.Wchp(ctx, addr)
 					if err == nil && len(w[holder.Node]) == 1 {
 						n := 0

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -65,8 +66,12 @@ func StartWatchdog() (*Watchdog, error) {
 	}
 	// argv[0] stays zklock's own, so that a binary that dispatches on its
 	// name (a test binary standing in for zklock) dispatches the same way.
-	cmd := &exec.Cmd{Path: exe, Args: []string{os.Args[0]}, Stdin: r,
-		Env: append(os.Environ(), watchdogEnv, "GOMAXPROCS=1"),
+	// GORACE: zklock waits for its watchdog's exit, and a build with the
+	// race detector (the tests') would otherwise sleep a second on exit;
+	// other builds ignore the variable.
+	env := append(os.Environ(), watchdogEnv, "GOMAXPROCS=1",
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd := &exec.Cmd{Path: exe, Args: []string{os.Args[0]}, Stdin: r, Env: env,
 		// Its own session: terminal signals (Ctrl-C, Ctrl-Z, hangup)
 		// meant for the command or zklock must not reach it.
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}

@@ -166,10 +166,23 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	if err != nil {
 		return ro, err
 	}
+	mode := lock.ModeExclusive
+	switch {
+	case o.Limit > 0:
+		mode = lock.ModeLimit(int(o.Limit))
+	case o.Shared:
+		mode = lock.ModeShared
+	}
+	wait := runner.WaitForever
+	switch {
+	case o.Try:
+		wait = runner.NoWait
+	case o.HasTimeout:
+		wait = runner.WaitAtMost(o.Timeout)
+	}
 	return runner.Options{
-		Conn: conn, Paths: o.Paths, Argv: o.Argv, Try: o.Try,
-		Shared: o.Shared, Limit: int(o.Limit), Flavor: flavor,
-		Timeout: o.Timeout, HasTimeout: o.HasTimeout, ConflictCode: o.ConflictCode,
+		Conn: conn, Paths: o.Paths, Argv: o.Argv,
+		Mode: mode, Flavor: flavor, Wait: wait, ConflictCode: o.ConflictCode,
 		Version: Version(), OnLost: policy, KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		Logf: u.logf, Warnf: u.warnf,
 	}, nil

@@ -105,7 +105,7 @@ func TestHoldsAndBlocker(t *testing.T) {
 }
 
 func TestOwnerRoundTrip(t *testing.T) {
-	o := NewOwner("v1.0.0", []string{"sh", "-c", "echo hi"}, Exclusive)
+	o := NewOwner("v1.0.0", []string{"sh", "-c", "echo hi"}, ModeExclusive)
 	got, raw, ours := DecodeOwner(o.Encode())
 	if !ours || raw != "" || got.PID != o.PID || got.Host != o.Host || !got.Since.Equal(o.Since) {
 		t.Errorf("DecodeOwner(Encode()) = %+v %q %v", got, raw, ours)
@@ -157,7 +157,7 @@ func TestBoundArgv(t *testing.T) {
 			t.Errorf("boundArgv(%q, %d) = %q, %d; want %q, %d", tc.argv, tc.max, got, cut, tc.want, tc.cut)
 		}
 	}
-	o := NewOwner("v", []string{"echo", strings.Repeat("y", 2<<20)}, Exclusive)
+	o := NewOwner("v", []string{"echo", strings.Repeat("y", 2<<20)}, ModeExclusive)
 	if n := len(o.Encode()); n > MaxCmdBytes+1024 {
 		t.Errorf("a 2 MiB command line makes %d bytes of node data", n)
 	}

@@ -35,8 +35,8 @@ type Owner struct {
 // KiB say what runs.
 const MaxCmdBytes = 4096
 
-// NewOwner describes this process.
-func NewOwner(version string, argv []string, kind Kind) Owner {
+// NewOwner describes this process, taking what m asks for.
+func NewOwner(version string, argv []string, m Mode) Owner {
 	host, _ := os.Hostname()
 	name := ""
 	if u, err := user.Current(); err == nil {
@@ -44,7 +44,7 @@ func NewOwner(version string, argv []string, kind Kind) Owner {
 	}
 	cmd, cut := boundArgv(argv, MaxCmdBytes)
 	return Owner{Zklock: version, Host: host, PID: os.Getpid(), User: name,
-		Cmd: cmd, CmdCut: cut, Since: time.Now().UTC().Truncate(time.Millisecond), Mode: kind.String()}
+		Cmd: cmd, CmdCut: cut, Since: time.Now().UTC().Truncate(time.Millisecond), Mode: m.kind.String(), Limit: m.limit}
 }
 
 // boundArgv keeps the first max bytes of argv, cutting the last argument

@@ -57,7 +57,7 @@ func Holders(ctx context.Context, c *zkconn.Client, path string) ([]Entry, error
 }
 
 func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly bool) (Queue, error) {
-	if err := zkconn.ValidatePath(path); err != nil {
+	if err := ValidatePath(path); err != nil {
 		return Queue{}, err
 	}
 	children, err := c.Children(ctx, path)
@@ -197,10 +197,8 @@ type Tree struct {
 // is skipped and named in Tree.Skipped, and everything else is listed. Only
 // root itself must be readable.
 func InspectTree(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
-	if root != "/" {
-		if err := zkconn.ValidatePath(root); err != nil {
-			return Tree{}, err
-		}
+	if err := zkconn.ValidatePath(root); err != nil {
+		return Tree{}, err
 	}
 	var t Tree
 	todo := []string{root}

@@ -1,13 +1,9 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"syscall"
 )
-
-// ErrWaitTimeout is the cause of a wait that ran out of --timeout.
-var ErrWaitTimeout = errors.New("timed out waiting for the lock")
 
 // ConflictError means the lock was not taken because someone else held it:
 // tryrun found it busy, or run's --timeout expired. Code is the exit code the

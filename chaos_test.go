@@ -236,10 +236,11 @@ func holderWorker(c *zktest.Cluster, path string, mu *sync.Mutex, pidOf map[int]
 	if err != nil {
 		return 0, false
 	}
-	o, _, ours := lock.DecodeOwner(data)
-	if !ours {
+	d := lock.DecodeNodeData(data)
+	if !d.ByZklock {
 		return 0, false
 	}
+	o := d.Owner
 	mu.Lock()
 	defer mu.Unlock()
 	w, ok := pidOf[o.PID]

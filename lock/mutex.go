@@ -36,54 +36,6 @@ type Lease struct {
 	own <-chan zk.Event
 }
 
-// ErrFlavorConflict means another client library's contenders on the lock
-// path cannot see nodes named the way zklock was asked to name its own, so
-// running would not exclude them. zklock refuses rather than run unsafely.
-var ErrFlavorConflict = errors.New("lock flavor conflict")
-
-// BusyError is returned by a Try acquisition when someone else holds the lock.
-type BusyError struct {
-	Path   string
-	Holder Contender
-	Owner  Owner  // when the holder is a zklock
-	Raw    string // the holder's data when it is not
-	Ours   bool
-	Limit  int // for a semaphore: how many leases there are, all taken
-}
-
-func (e *BusyError) Error() string {
-	if e.Limit > 0 {
-		return fmt.Sprintf("%s is busy: all %d leases are taken, the first by %s", e.Path, e.Limit, Describe(e.Holder, e.Owner, e.Raw, e.Ours))
-	}
-	return fmt.Sprintf("%s is busy: held by %s", e.Path, Describe(e.Holder, e.Owner, e.Raw, e.Ours))
-}
-
-// Describe says who a contender is, in one line, as well as its data tells.
-func Describe(c Contender, o Owner, raw string, ours bool) string {
-	if ours {
-		s := fmt.Sprintf("%s pid %d", o.Host, o.PID)
-		if o.User != "" {
-			s = o.User + "@" + s
-		}
-		if len(o.Cmd) > 0 {
-			s += fmt.Sprintf(" (%s)", o.CommandLine())
-		}
-		switch {
-		case !o.Acquired.IsZero():
-			s += " since " + o.Acquired.Local().Format(time.RFC3339)
-		case !o.Since.IsZero():
-			// Taken a moment ago, or by a zklock that does not record
-			// the acquisition: only the time it joined is known.
-			s += " (in the queue since " + o.Since.Local().Format(time.RFC3339) + ")"
-		}
-		return s
-	}
-	if raw != "" {
-		return fmt.Sprintf("%s client %q (node %s)", c.Flavor, raw, c.Name)
-	}
-	return fmt.Sprintf("%s client (node %s)", c.Flavor, c.Name)
-}
-
 // acquireMutex joins the queue at path (see Acquire).
 func acquireMutex(ctx context.Context, c *zkconn.Client, path string, r Request) (*Lease, error) {
 	stem := nodeStem(r.Flavor, r.Mode.kind)
@@ -380,16 +332,12 @@ func (l *Lease) checkFlavors(ctx context.Context, q []Contender, idx int, cleare
 		if err != nil {
 			return err
 		}
-		if _, _, zklock := DecodeOwner(data); zklock {
+		if DecodeNodeData(data).ByZklock {
 			cleared[c.Name] = true
 			continue
 		}
-		hint := ""
-		if fl := f.flavorFor(); fl != "" {
-			hint = fmt.Sprintf("; use --flavor %s", fl)
-		}
-		return fmt.Errorf("%w: %s is used by %s (node %s), which cannot see zklock's %s nodes%s",
-			ErrFlavorConflict, l.Path, f, c.Name, ours.nodeKind(), hint)
+		return &FlavorConflictError{Path: l.Path, Node: c.Name, Other: f.String(),
+			Names: ours.nodeKind(), Flavor: f.flavorFor()}
 	}
 	return nil
 }
@@ -422,7 +370,7 @@ func (l *Lease) busy(ctx context.Context, q []Contender, idx int) error {
 	}
 	e := &BusyError{Path: l.Path, Holder: holder}
 	if data, _, err := l.c.Get(ctx, zkconn.Join(l.Path, holder.Name)); err == nil {
-		e.Owner, e.Raw, e.Ours = DecodeOwner(data)
+		e.Data = DecodeNodeData(data)
 	}
 	return e
 }

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -106,19 +107,18 @@ func TestHoldsAndBlocker(t *testing.T) {
 
 func TestOwnerRoundTrip(t *testing.T) {
 	o := NewOwner("v1.0.0", []string{"sh", "-c", "echo hi"}, ModeExclusive)
-	got, raw, ours := DecodeOwner(o.Encode())
-	if !ours || raw != "" || got.PID != o.PID || got.Host != o.Host || !got.Since.Equal(o.Since) {
-		t.Errorf("DecodeOwner(Encode()) = %+v %q %v", got, raw, ours)
+	d := DecodeNodeData(o.Encode())
+	if got := d.Owner; !d.ByZklock || d.Raw != "" || got.PID != o.PID || got.Host != o.Host || !got.Since.Equal(o.Since) {
+		t.Errorf("DecodeNodeData(Encode()) = %+v", d)
 	}
-	if _, raw, ours := DecodeOwner([]byte("10.1.2.3")); ours || raw != "10.1.2.3" {
-		t.Errorf("Curator data = %q %v", raw, ours)
-	}
-	if _, raw, ours := DecodeOwner([]byte(`{"other":"json"}`)); ours || raw != `{"other":"json"}` {
-		t.Errorf("foreign JSON = %q %v", raw, ours)
-	}
-	// Kept as it is; whoever prints it escapes it.
-	if _, raw, ours := DecodeOwner([]byte{0xff, 0xfe}); ours || raw != "\xff\xfe" {
-		t.Errorf("binary data = %q %v", raw, ours)
+	for _, raw := range []string{
+		"10.1.2.3",         // Curator
+		`{"other":"json"}`, // foreign JSON
+		"\xff\xfe",         // kept as it is; whoever prints it escapes it
+	} {
+		if got, want := DecodeNodeData([]byte(raw)), (NodeData{Raw: raw}); !reflect.DeepEqual(got, want) {
+			t.Errorf("DecodeNodeData(%q) = %+v, want %+v", raw, got, want)
+		}
 	}
 }
 

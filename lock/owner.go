@@ -78,15 +78,26 @@ func (o Owner) Encode() []byte {
 	return b
 }
 
-// DecodeOwner reads node data. zklock's JSON comes back whole; anything else
-// is kept as text: Curator writes the client's IP address, Kazoo its
+// NodeData is what a contender node's data says about who is there: a
+// zklock's Owner, or another client's data as text.
+type NodeData struct {
+	// ByZklock means the node was written by a zklock (any process, not
+	// necessarily this one), so Owner is filled in; otherwise Raw is.
+	ByZklock bool
+	Owner    Owner
+	Raw      string
+}
+
+// DecodeNodeData reads node data. zklock's JSON comes back whole; anything
+// else is kept as text: Curator writes the client's IP address, Kazoo its
 // identifier, so Raw is the best description of such a holder. Raw is kept
 // as it is, even when it is not UTF-8: whoever prints it escapes it.
-func DecodeOwner(data []byte) (o Owner, raw string, ours bool) {
+func DecodeNodeData(data []byte) NodeData {
+	var o Owner
 	if len(data) > 0 && data[0] == '{' && json.Unmarshal(data, &o) == nil && o.Zklock != "" {
-		return o, "", true
+		return NodeData{ByZklock: true, Owner: o}
 	}
-	return Owner{}, strings.TrimSpace(string(data)), false
+	return NodeData{Raw: strings.TrimSpace(string(data))}
 }
 
 // CommandLine renders the owner's command the way a shell user would type

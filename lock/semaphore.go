@@ -9,9 +9,6 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-// ErrLimitMismatch means the holders of a semaphore disagree on its limit.
-var ErrLimitMismatch = errors.New("semaphore limit mismatch")
-
 // Semaphore paths, as Curator's InterProcessSemaphoreV2 lays them out.
 const (
 	semLocks  = "locks"  // a mutex that serializes lease creation
@@ -146,12 +143,12 @@ func scanLeases(ctx context.Context, c *zkconn.Client, path string, q []Contende
 		if err != nil {
 			return nil, err
 		}
-		o, raw, ours := DecodeOwner(data)
-		if ours && o.Limit != 0 && o.Limit != limit {
-			return nil, limitMismatch(path, o, limit)
+		d := DecodeNodeData(data)
+		if o := d.Owner; d.ByZklock && o.Limit != 0 && o.Limit != limit {
+			return nil, &LimitMismatchError{Path: path, Held: o.Limit, Host: o.Host, PID: o.PID, Want: limit}
 		}
 		if i == 0 {
-			e.Holder, e.Owner, e.Raw, e.Ours = ct, o, raw, ours
+			e.Holder, e.Data = ct, d
 		}
 	}
 	return e, nil
@@ -171,9 +168,4 @@ func semaphoreBusy(ctx context.Context, c *zkconn.Client, path string, limit int
 		}
 	}
 	return &BusyError{Path: path, Limit: limit}
-}
-
-func limitMismatch(path string, o Owner, limit int) error {
-	return fmt.Errorf("%w: %s is held with --limit %d by %s pid %d; this run asked for --limit %d",
-		ErrLimitMismatch, path, o.Limit, o.Host, o.PID, limit)
 }

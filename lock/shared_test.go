@@ -281,7 +281,7 @@ func TestFlavors(t *testing.T) {
 	path := testPath(t)
 	foreign(path, "0123456789abcdef0123456789abcdef__lock__", "kazoo-worker")
 	_, err := Acquire(ctx, client(t), path, Request{})
-	if !errors.Is(err, ErrFlavorConflict) || !strings.Contains(err.Error(), "--flavor kazoo") {
+	if !isFlavorConflict(err, FlavorKazoo) {
 		t.Errorf("curator flavor on a Kazoo path: %v", err)
 	}
 	if ch, _, _ := conn.Children(path); len(ch) != 1 {
@@ -294,7 +294,7 @@ func TestFlavors(t *testing.T) {
 	// A Curator read-write lock does not see "-lock-" nodes.
 	path = testPath(t)
 	foreign(path, "_c_11111111-2222-4333-8444-555555555555-__WRIT__", "10.0.0.9")
-	if _, err := Acquire(ctx, client(t), path, Request{}); !errors.Is(err, ErrFlavorConflict) || !strings.Contains(err.Error(), "--flavor curator-rw") {
+	if _, err := Acquire(ctx, client(t), path, Request{}); !isFlavorConflict(err, FlavorCuratorRW) {
 		t.Errorf("curator flavor on a Curator RW path: %v", err)
 	}
 	if _, err := Acquire(ctx, client(t), path, Request{Flavor: FlavorCuratorRW, Mode: ModeShared, Wait: NoWait}); !errors.As(err, new(*BusyError)) {
@@ -314,3 +314,10 @@ func TestFlavors(t *testing.T) {
 
 // zdata is zklock's owner data: other zklocks see every flavor.
 func zdata() []byte { return NewOwner("test", []string{"x"}, ModeExclusive).Encode() }
+
+// isFlavorConflict reports whether err is a flavor conflict that names
+// flavor as the one that would share the path.
+func isFlavorConflict(err error, flavor Flavor) bool {
+	var e *FlavorConflictError
+	return errors.As(err, &e) && errors.Is(err, ErrFlavorConflict) && e.Flavor == flavor
+}

@@ -2,7 +2,11 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
+	"time"
+
+	"github.com/zklock/zklock/lock"
 )
 
 // ConflictError means the lock was not taken because someone else held it:
@@ -15,6 +19,22 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string { return e.Err.Error() }
 func (e *ConflictError) Unwrap() error { return e.Err }
+
+// WaitTimeoutError means the wait for the locks ran out of its timeout.
+type WaitTimeoutError struct {
+	Paths []string
+	After time.Duration
+	// Waiting is the path waited on last, and Holders those who held it
+	// then (nil if unknown).
+	Waiting string
+	Holders []lock.Entry
+}
+
+func (e *WaitTimeoutError) Error() string {
+	return fmt.Sprintf("%v %s after %s", lock.ErrWaitTimeout, strings.Join(e.Paths, " "), e.After)
+}
+
+func (e *WaitTimeoutError) Unwrap() error { return lock.ErrWaitTimeout }
 
 // SignalError means a signal ended the wait before the command started.
 type SignalError struct {

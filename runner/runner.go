@@ -380,30 +380,23 @@ func (o *Options) acquireErr(ctx context.Context, client *zkconn.Client, waiting
 	case errors.As(err, &busy):
 		return &ConflictError{Err: busy, Code: o.ConflictCode}
 	case errors.Is(err, lock.ErrWaitTimeout) && ctx.Err() == nil:
-		held := ""
-		if client != nil && waitingOn != "" {
-			held = heldBy(client, waitingOn)
-		}
 		timeout, _ := o.Wait.Timeout()
-		return &ConflictError{
-			Err:  fmt.Errorf("%w %s after %s%s", lock.ErrWaitTimeout, strings.Join(o.Paths, " "), timeout, held),
-			Code: o.ConflictCode,
+		e := &WaitTimeoutError{Paths: o.Paths, After: timeout, Waiting: waitingOn}
+		if client != nil && waitingOn != "" {
+			e.Holders = holders(client, waitingOn)
 		}
+		return &ConflictError{Err: e, Code: o.ConflictCode}
 	}
 	return err
 }
 
-// heldBy describes who holds path, for a timeout message; "" if unknown.
-func heldBy(c *zkconn.Client, path string) string {
+// holders reads who holds path, for a timeout message; nil if unknown.
+func holders(c *zkconn.Client, path string) []lock.Entry {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	hs, err := lock.Holders(ctx, c, path)
-	if err != nil || len(hs) == 0 {
-		return ""
+	if err != nil {
+		return nil
 	}
-	s := fmt.Sprintf(" (%s held by %s", path, lock.Describe(hs[0].Contender, hs[0].Owner, hs[0].Raw, hs[0].Ours))
-	if len(hs) > 1 {
-		s += fmt.Sprintf(" and %d more", len(hs)-1)
-	}
-	return s + ")"
+	return hs
 }

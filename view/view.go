@@ -46,7 +46,7 @@ func toJSON(e lock.Entry) EntryJSON {
 	j := EntryJSON{Path: e.Path, Position: e.Position, Node: e.Name, Seq: e.Seq,
 		State: state(e), Mode: e.Kind.String(), Flavor: string(e.Flavor),
 		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit}
-	if e.Ours {
+	if e.ByZklock {
 		j.Zklock = true
 		j.Host, j.PID, j.User, j.Cmd, j.Version = e.Owner.Host, e.Owner.PID, e.Owner.User, e.Owner.Cmd, e.Owner.Zklock
 		if !e.Owner.Since.IsZero() {
@@ -131,7 +131,7 @@ func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time)
 		if j.PID != 0 {
 			pid = strconv.Itoa(j.PID)
 		}
-		if !e.Ours {
+		if !e.ByZklock {
 			host, cmd = orDash(j.Client), "(not zklock)"
 		}
 		mode := j.Mode

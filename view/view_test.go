@@ -16,11 +16,11 @@ func entries() []lock.Entry {
 	kazoo, _ := lock.ParseContender("0123456789abcdef0123456789abcdef__rlock__0000000042")
 	lease, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease-0000000043")
 	return []lock.Entry{
-		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Ours: true, Session: 0x10,
-			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}},
-		{Contender: kazoo, Path: "/locks/a", Position: 2, Raw: "worker-7", Created: since, Session: 0x11},
-		{Contender: lease, Path: "/locks/s/leases", Position: 1, Holding: true, Ours: true, Limit: 3,
-			Owner: lock.Owner{Zklock: "v1", Host: "h", PID: 1, Cmd: []string{"x"}, Since: since, Limit: 3}},
+		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Session: 0x10, NodeData: lock.NodeData{ByZklock: true,
+			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}}},
+		{Contender: kazoo, Path: "/locks/a", Position: 2, NodeData: lock.NodeData{Raw: "worker-7"}, Created: since, Session: 0x11},
+		{Contender: lease, Path: "/locks/s/leases", Position: 1, Holding: true, Limit: 3, NodeData: lock.NodeData{ByZklock: true,
+			Owner: lock.Owner{Zklock: "v1", Host: "h", PID: 1, Cmd: []string{"x"}, Since: since, Limit: 3}}},
 	}
 }
 

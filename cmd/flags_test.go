@@ -14,7 +14,7 @@ import (
 func validated(t *testing.T, args ...string) (runner.Options, error) {
 	t.Helper()
 	var ro runner.Options
-	o, err := parseRun(t, false, args...)
+	o, err := parseRun(t, newCmdRun, args...)
 	if err != nil {
 		return ro, err
 	}
@@ -65,6 +65,10 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--limit", "-2"}, `invalid argument "-2" for "--limit" flag: must be at least 1, not -2`},
 		{[]string{"--limit", "x"}, `invalid argument "x" for "--limit" flag: "x" is not a number`},
 		{[]string{"--kill-grace", "-1s"}, "--kill-grace and --max-runtime must not be negative"},
+		{[]string{"--flavor", "etcd"}, `invalid argument "etcd" for "--flavor" flag: must be curator, curator-rw or kazoo, not "etcd"`},
+		{[]string{"--on-lost", "x"}, `invalid argument "x" for "--on-lost" flag: must be terminate or ignore, not "x"`},
+		{[]string{"--timeout", "-1s"}, `invalid argument "-1s" for "--timeout" flag: must not be negative, not -1s`},
+		{[]string{"--timeout", "x"}, `invalid argument "x" for "--timeout" flag: "x" is not a duration`},
 		{[]string{"--path", "/a/\U0001F512"}, `bad path: "/a/🔒" contains the character U+1F512, which ZooKeeper does not allow in a path`},
 		{[]string{"--path", "/a/\uFFFE"}, "contains the character U+FFFE"},
 	} {

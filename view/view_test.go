@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,25 @@ func TestJSON(t *testing.T) {
 	b.Reset()
 	if err := EntriesJSON(&b, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
 		t.Errorf("no entries: %q %v", b.String(), err)
+	}
+}
+
+// TestTableColourAligned: colour adds escape codes around cells that are
+// already aligned, so without them the coloured table is the plain one.
+func TestTableColourAligned(t *testing.T) {
+	now := time.Date(2026, 11, 21, 3, 12, 5, 0, time.UTC)
+	var plain, coloured bytes.Buffer
+	if err := Table(&plain, entries(), true, false, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := Table(&coloured, entries(), true, true, now); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(coloured.String(), "\x1b[") {
+		t.Fatal("no colour when asked for")
+	}
+	stripped := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(coloured.String(), "")
+	if stripped != plain.String() {
+		t.Errorf("coloured table, without its escape codes:\n%s\nplain table:\n%s", stripped, plain.String())
 	}
 }

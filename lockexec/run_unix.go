@@ -83,19 +83,10 @@ func Run(ctx context.Context, s Spec) error {
 	if err != nil {
 		return execError(s.Argv[0], path, err)
 	}
-	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.killGrace()}
+	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.KillGrace, wd: s.Watchdog}
 	defer sv.stopTimers()
-	wd := s.Watchdog
-	if wd == nil {
-		var err error
-		if wd, err = StartWatchdog(); err != nil {
-			sv.warn("cannot start the watchdog: " + err.Error())
-		}
-		defer wd.Retire()
-	}
-	sv.wd = wd
-	if err := wd.arm(c.pid); err != nil {
-		sv.warn("cannot arm the watchdog: " + err.Error())
+	if err := sv.wd.arm(c.pid); err != nil {
+		sv.warn((&WatchdogError{Op: "arm", Err: err}).Error())
 	}
 	return sv.loop(ctx, contC)
 }
@@ -297,10 +288,8 @@ func (sv *supervisor) onLost(cause error) {
 		sv.warn(what + "; the command keeps running without it (on-lost policy: " + sv.spec.OnLost.String() + ")")
 		return
 	}
-	if sv.term == nil && sv.spec.LostKillGrace > 0 {
-		sv.grace = sv.spec.LostKillGrace
-	}
 	if sv.term == nil {
+		sv.grace = sv.spec.LostKillGrace
 		sv.warn(what + ": " + sv.stopping())
 	}
 	sv.terminate(ErrLockLost, cause)

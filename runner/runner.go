@@ -92,7 +92,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		defer close(wdReady)
 		var werr error
 		if wd, werr = lockexec.StartWatchdog(); werr != nil {
-			o.warnf("cannot start the watchdog (%v): if zklock is killed, only the command's direct child dies with it", werr)
+			o.warnf("%v", werr)
 		}
 	}()
 	defer func() {

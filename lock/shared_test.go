@@ -31,8 +31,9 @@ func TestSharedLock(t *testing.T) {
 	}
 	// A writer queues behind the readers.
 	wDone := make(chan *Lease, 1)
+	wc := client(t)
 	go func() {
-		w, err := Acquire(ctx, client(t), path, Request{Data: zdata()})
+		w, err := Acquire(ctx, wc, path, Request{Data: zdata()})
 		if err != nil {
 			t.Error(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/runner"
+	"github.com/zklock/zklock/view"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -62,16 +63,32 @@ func exitCode(err error) int {
 // itself (the command's own exit status).
 func message(err error) string {
 	var (
-		exit  *lockexec.ExitError
-		usage *UsageError
-		kind  *lock.KindConflictError
-		sasl  *zkconn.SASLError
+		exit    *lockexec.ExitError
+		usage   *UsageError
+		kind    *lock.KindConflictError
+		flavor  *lock.FlavorConflictError
+		limit   *lock.LimitMismatchError
+		busy    *lock.BusyError
+		timeout *runner.WaitTimeoutError
+		sasl    *zkconn.SASLError
 	)
 	switch {
 	case err == nil:
 		return ""
 	case errors.As(err, &kind):
 		return err.Error() + kindHint(kind)
+	case errors.As(err, &flavor) && flavor.Flavor != "":
+		return err.Error() + "; use --flavor " + string(flavor.Flavor)
+	case errors.As(err, &limit):
+		return fmt.Sprintf("%v: %s is held with --limit %d by %s pid %d; this run asked for --limit %d",
+			lock.ErrLimitMismatch, limit.Path, limit.Held, limit.Host, limit.PID, limit.Want)
+	case errors.As(err, &busy):
+		return view.Busy(busy)
+	case errors.As(err, &timeout):
+		if held := view.HeldBy(timeout.Waiting, timeout.Holders); held != "" {
+			return err.Error() + " (" + held + ")"
+		}
+		return err.Error()
 	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime):
 		return ""
 	case errors.As(err, &usage):

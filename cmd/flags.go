@@ -5,6 +5,10 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/lockexec"
+	"github.com/zklock/zklock/runner"
 )
 
 // limitValue is --limit: a semaphore's number of holders, at least 1. Its
@@ -25,6 +29,65 @@ func (l *limitValue) Set(s string) error {
 		return fmt.Errorf("must be at least 1, not %d", n)
 	}
 	*l = limitValue(n)
+	return nil
+}
+
+// flavorValue is --flavor: the node names, one of the flavors zklock
+// creates.
+type flavorValue lock.Flavor
+
+func (f *flavorValue) String() string { return string(*f) }
+func (f *flavorValue) Type() string   { return "NAME" }
+
+func (f *flavorValue) Set(s string) error {
+	switch fl := lock.Flavor(s); fl {
+	case lock.FlavorCurator, lock.FlavorCuratorRW, lock.FlavorKazoo:
+		*f = flavorValue(fl)
+		return nil
+	}
+	return fmt.Errorf("must be curator, curator-rw or kazoo, not %q", s)
+}
+
+// onLostValue is --on-lost: what to do when the lock is lost.
+type onLostValue lockexec.Policy
+
+func (p *onLostValue) String() string { return lockexec.Policy(*p).String() }
+func (p *onLostValue) Type() string   { return "POLICY" }
+
+func (p *onLostValue) Set(s string) error {
+	switch s {
+	case "terminate":
+		*p = onLostValue(lockexec.Terminate)
+	case "ignore":
+		*p = onLostValue(lockexec.Ignore)
+	default:
+		return fmt.Errorf("must be terminate or ignore, not %q", s)
+	}
+	return nil
+}
+
+// timeoutValue is --timeout: how long run waits. Not given, run waits
+// forever; 0 means not at all; a negative timeout fails at parse time.
+type timeoutValue runner.Wait
+
+func (w *timeoutValue) String() string {
+	if d, ok := runner.Wait(*w).Timeout(); ok {
+		return d.String()
+	}
+	return ""
+}
+
+func (w *timeoutValue) Type() string { return "duration" }
+
+func (w *timeoutValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration", s)
+	}
+	if d < 0 {
+		return fmt.Errorf("must not be negative, not %s", d)
+	}
+	*w = timeoutValue(runner.WaitAtMost(d))
 	return nil
 }
 

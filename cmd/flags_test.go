@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/runner"
 )
 
@@ -13,7 +14,7 @@ import (
 func validated(t *testing.T, args ...string) (runner.Options, error) {
 	t.Helper()
 	var ro runner.Options
-	o, err := parseRun(t, false, args...)
+	o, err := parseRun(t, newCmdRun, args...)
 	if err != nil {
 		return ro, err
 	}
@@ -25,27 +26,28 @@ func validated(t *testing.T, args ...string) (runner.Options, error) {
 func TestRunFlagMeanings(t *testing.T) {
 	type want struct {
 		KillGrace time.Duration
-		Limit     int
-		Timeout   time.Duration
-		Has       bool
+		Mode      lock.Mode
+		Wait      runner.Wait
 	}
+	grace := 5 * time.Second
 	for _, tc := range []struct {
 		args []string
 		want want
 	}{
 		{[]string{"--kill-grace", "0"}, want{KillGrace: 0}},
 		{[]string{"--kill-grace", "250ms"}, want{KillGrace: 250 * time.Millisecond}},
-		{nil, want{KillGrace: 5 * time.Second}},
-		{[]string{"--limit", "1"}, want{KillGrace: 5 * time.Second, Limit: 1}},
-		{[]string{"--timeout", "5ms"}, want{KillGrace: 5 * time.Second, Timeout: 5 * time.Millisecond, Has: true}},
-		{[]string{"--timeout", "0"}, want{KillGrace: 5 * time.Second, Has: true}},
+		{nil, want{KillGrace: grace}},
+		{[]string{"--limit", "1"}, want{KillGrace: grace, Mode: lock.ModeLimit(1)}},
+		{[]string{"--shared"}, want{KillGrace: grace, Mode: lock.ModeShared}},
+		{[]string{"--timeout", "5ms"}, want{KillGrace: grace, Wait: runner.WaitAtMost(5 * time.Millisecond)}},
+		{[]string{"--timeout", "0"}, want{KillGrace: grace, Wait: runner.NoWait}},
 	} {
 		ro, err := validated(t, append(append([]string{"--path", "/a"}, tc.args...), "--", "true")...)
 		if err != nil {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
-		got := want{KillGrace: ro.KillGrace, Limit: ro.Limit, Timeout: ro.Timeout, Has: ro.HasTimeout}
+		got := want{KillGrace: ro.KillGrace, Mode: ro.Mode, Wait: ro.Wait}
 		if got != tc.want {
 			t.Errorf("%q: got %+v, want %+v", tc.args, got, tc.want)
 		}
@@ -63,6 +65,10 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--limit", "-2"}, `invalid argument "-2" for "--limit" flag: must be at least 1, not -2`},
 		{[]string{"--limit", "x"}, `invalid argument "x" for "--limit" flag: "x" is not a number`},
 		{[]string{"--kill-grace", "-1s"}, "--kill-grace and --max-runtime must not be negative"},
+		{[]string{"--flavor", "etcd"}, `invalid argument "etcd" for "--flavor" flag: must be curator, curator-rw or kazoo, not "etcd"`},
+		{[]string{"--on-lost", "x"}, `invalid argument "x" for "--on-lost" flag: must be terminate or ignore, not "x"`},
+		{[]string{"--timeout", "-1s"}, `invalid argument "-1s" for "--timeout" flag: must not be negative, not -1s`},
+		{[]string{"--timeout", "x"}, `invalid argument "x" for "--timeout" flag: "x" is not a duration`},
 		{[]string{"--path", "/a/\U0001F512"}, `bad path: "/a/🔒" contains the character U+1F512, which ZooKeeper does not allow in a path`},
 		{[]string{"--path", "/a/\uFFFE"}, "contains the character U+FFFE"},
 	} {

@@ -2,12 +2,10 @@ package cmd
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/lock"
-	"github.com/zklock/zklock/view"
+	"github.com/zklock/zklock/runner"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -35,11 +33,10 @@ status is 0. --json prints {"locks": [...], "skipped": [paths]}.`,
   zklock list --path /locks/backup --json | jq '.locks[0].entries[].host'`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			u.verbose = g.Verbose
 			if runF != nil {
 				return runF(c.Context(), o)
 			}
-			return o.list(c.Context(), u)
+			return o.run(c.Context(), u, false)
 		},
 	}
 	c.Flags().StringVar(&o.Path, "path", "/", "lock path, or a parent of lock paths")
@@ -56,11 +53,10 @@ func newCmdHolders(g *globalOptions, u *ui, runF func(context.Context, *inspectO
   zklock holders --path /locks/backup --json`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			u.verbose = g.Verbose
 			if runF != nil {
 				return runF(c.Context(), o)
 			}
-			return o.holders(c.Context(), u)
+			return o.run(c.Context(), u, true)
 		},
 	}
 	c.Flags().StringVar(&o.Path, "path", "", "lock path (required)")
@@ -68,65 +64,23 @@ func newCmdHolders(g *globalOptions, u *ui, runF func(context.Context, *inspectO
 	return c
 }
 
-func (o *inspectOptions) connect(ctx context.Context, u *ui) (*zkconn.Client, error) {
-	if o.Path != "/" {
-		if o.Path == "" {
-			return nil, usageErrorf("--path is required")
-		}
-		if err := zkconn.ValidatePath(o.Path); err != nil {
-			return nil, &UsageError{Err: err}
-		}
+// run validates the flags and hands them to the runner: a parent path
+// (even /) for list, a lock path for holders.
+func (o *inspectOptions) run(ctx context.Context, u *ui, holdersOnly bool) error {
+	validate := zkconn.ValidatePath
+	if holdersOnly {
+		validate = lock.ValidatePath
+	}
+	if o.Path == "" {
+		return usageErrorf("--path is required")
+	}
+	if err := validate(o.Path); err != nil {
+		return &UsageError{Err: err}
 	}
 	conn, err := o.Global.connOptions(u)
 	if err != nil {
-		return nil, err
-	}
-	return zkconn.Dial(ctx, conn)
-}
-
-func (o *inspectOptions) list(ctx context.Context, u *ui) error {
-	client, err := o.connect(ctx, u)
-	if err != nil {
 		return err
 	}
-	defer client.Close()
-	tree, err := lock.InspectTree(ctx, client, o.Path)
-	if err != nil {
-		return err
-	}
-	for _, p := range tree.Skipped {
-		u.warnf("skipped %s: this client may not read it (its ACL does not grant READ)", p)
-	}
-	if o.JSON {
-		return view.TreeJSON(u.out, tree)
-	}
-	if len(tree.Queues) == 0 {
-		fmt.Fprintf(u.out, "no locks held or awaited at or below %s\n", o.Path)
-		return nil
-	}
-	var all []lock.Entry
-	for _, q := range tree.Queues {
-		all = append(all, q.Entries...)
-	}
-	return view.Table(u.out, all, true, u.colorOut(), time.Now())
-}
-
-func (o *inspectOptions) holders(ctx context.Context, u *ui) error {
-	client, err := o.connect(ctx, u)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	hs, err := lock.Holders(ctx, client, o.Path)
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		return view.EntriesJSON(u.out, hs)
-	}
-	if len(hs) == 0 {
-		fmt.Fprintf(u.out, "%s is free\n", o.Path)
-		return nil
-	}
-	return view.Table(u.out, hs, false, u.colorOut(), time.Now())
+	return runner.Inspect(ctx, runner.InspectOptions{Conn: conn, Path: o.Path, HoldersOnly: holdersOnly,
+		JSON: o.JSON, Color: u.colorOut, Out: u.out, Warnf: u.warnf})
 }

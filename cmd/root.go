@@ -195,15 +195,15 @@ Environment:
 	pf.StringVar(&g.TLSFiles.Key, "tls-key", os.Getenv(envTLSKey), "PEM private key of --tls-cert (env "+envTLSKey+")")
 	g.SASL.addFlags(pf)
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
-	root.PreRun = func(*cobra.Command, []string) { u.verbose = g.Verbose }
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		u.verbose = g.Verbose
 		g.authFromEnv(c.Flags().Changed("auth") || c.Flags().Changed("auth-file"))
 		g.SASL.fromEnv(c.Flags().Changed("jaas"))
 	}
 
 	root.AddCommand(
-		newCmdRun(g, u, false, nil),
-		newCmdRun(g, u, true, nil),
+		newCmdRun(g, u, nil),
+		newCmdTryrun(g, u, nil),
 		newCmdList(g, u, nil),
 		newCmdHolders(g, u, nil),
 		newCmdVersion(u),

@@ -9,28 +9,25 @@ import (
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/runner"
-	"github.com/zklock/zklock/zkconn"
 )
 
 // runOptions are run's and tryrun's flags.
 type runOptions struct {
 	Global       *globalOptions
-	Try          bool
 	Paths        []string
 	Shared       bool
 	Limit        limitValue // 0: not a semaphore
-	Flavor       string
-	Timeout      time.Duration
-	HasTimeout   bool
+	Flavor       flavorValue
+	Wait         runner.Wait // tryrun: NoWait; run: from --timeout
 	ConflictCode int
-	OnLost       string
+	OnLost       onLostValue
 	KillGrace    time.Duration
 	MaxRuntime   time.Duration
 	Argv         []string
 }
 
-func newCmdRun(g *globalOptions, u *ui, try bool, runF func(context.Context, *runOptions) error) *cobra.Command {
-	o := &runOptions{Global: g, Try: try}
+func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
+	o := &runOptions{Global: g, Wait: runner.WaitForever}
 	c := &cobra.Command{
 		Use:   "run --path PATH [flags] -- CMD [ARGS...]",
 		Short: "Wait for the lock, run the command, release the lock",
@@ -67,44 +64,43 @@ watchdog kills CMD's group.
   zklock run --path /locks/db --path /locks/cache -- ./migrate.sh
   zklock run --flavor kazoo --path /app/lock -- ./task.sh   # shares a Kazoo Lock`,
 	}
-	if try {
-		c.Use = "tryrun --path PATH [flags] -- CMD [ARGS...]"
-		c.Short = "Run the command only if the lock is free now"
-		c.Long = `Run CMD under the lock at --path only if the lock is free right now.
+	o.bind(c, u, runF)
+	c.Flags().Var((*timeoutValue)(&o.Wait), "timeout", "give up waiting after this long (exit 75), counted from joining the queue; a free lock is taken whatever the timeout; 0 means do not wait at all; default: wait forever")
+	return c
+}
+
+func newCmdTryrun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
+	o := &runOptions{Global: g, Wait: runner.NoWait}
+	c := &cobra.Command{
+		Use:   "tryrun --path PATH [flags] -- CMD [ARGS...]",
+		Short: "Run the command only if the lock is free now",
+		Long: `Run CMD under the lock at --path only if the lock is free right now.
 Otherwise exit 75 at once (or --conflict-exit-code) and say on stderr who
 holds the lock. Like flock -n.
 
-` + exitCodeHelp
-		c.Example = `  zklock tryrun --path /locks/cleanup -- ./cleanup.sh || echo "skipped: already running"`
+` + exitCodeHelp,
+		Example: `  zklock tryrun --path /locks/cleanup -- ./cleanup.sh || echo "skipped: already running"`,
 	}
+	o.bind(c, u, runF)
+	return c
+}
+
+// bind adds the flags that run and tryrun share, and their argument rules.
+func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *runOptions) error) {
+	o.Flavor = flavorValue(lock.FlavorCurator)
+	o.OnLost = onLostValue(lockexec.Terminate)
 	f := c.Flags()
 	f.StringArrayVar(&o.Paths, "path", nil, "lock path, e.g. /locks/job (required); repeat to hold several locks at once")
 	f.BoolVar(&o.Shared, "shared", false, "take a shared (read) lock: shared holders run together, exclusive ones alone")
 	f.Var(&o.Limit, "limit", "semaphore: allow up to N (at least 1) holders at once (Curator InterProcessSemaphoreV2 layout)")
-	f.StringVar(&o.Flavor, "flavor", "curator", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
-	if !try {
-		f.DurationVar(&o.Timeout, "timeout", 0, "give up waiting after this long (exit 75), counted from joining the queue; a free lock is taken whatever the timeout; 0 means do not wait at all; default: wait forever")
-	}
+	f.Var(&o.Flavor, "flavor", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
 	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
-	f.StringVar(&o.OnLost, "on-lost", "terminate", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
+	f.Var(&o.OnLost, "on-lost", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
 	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
 	f.DurationVar(&o.MaxRuntime, "max-runtime", 0, "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
-	c.Args = func(c *cobra.Command, args []string) error {
-		dash := c.ArgsLenAtDash()
-		switch {
-		case dash < 0 && len(args) > 0:
-			return usageErrorf("missing -- before the command: zklock %s --path P -- %s", c.Name(), strings.Join(args, " "))
-		case dash > 0:
-			return usageErrorf("unexpected argument %q before --", args[0])
-		case len(args) == 0:
-			return usageErrorf("missing command: zklock %s --path P -- CMD [ARGS...]", c.Name())
-		}
-		return nil
-	}
+	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
-		u.verbose = g.Verbose
 		o.Argv = args
-		o.HasTimeout = !try && c.Flags().Changed("timeout")
 		if runF != nil {
 			return runF(c.Context(), o)
 		}
@@ -114,7 +110,20 @@ holds the lock. Like flock -n.
 		}
 		return runner.Run(c.Context(), ro)
 	}
-	return c
+}
+
+// commandArgs requires the command, after --.
+func commandArgs(c *cobra.Command, args []string) error {
+	dash := c.ArgsLenAtDash()
+	switch {
+	case dash < 0 && len(args) > 0:
+		return usageErrorf("missing -- before the command: zklock %s --path P -- %s", c.Name(), strings.Join(args, " "))
+	case dash > 0:
+		return usageErrorf("unexpected argument %q before --", args[0])
+	case len(args) == 0:
+		return usageErrorf("missing command: zklock %s --path P -- CMD [ARGS...]", c.Name())
+	}
+	return nil
 }
 
 // validate turns the flags into runner options.
@@ -125,7 +134,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	}
 	seen := map[string]bool{}
 	for _, p := range o.Paths {
-		if err := zkconn.ValidatePath(p); err != nil {
+		if err := lock.ValidatePath(p); err != nil {
 			return ro, &UsageError{Err: err}
 		}
 		if seen[p] {
@@ -134,30 +143,14 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		seen[p] = true
 	}
 	flavor := lock.Flavor(o.Flavor)
-	switch flavor {
-	case lock.FlavorCurator, lock.FlavorCuratorRW, lock.FlavorKazoo:
-	default:
-		return ro, usageErrorf("--flavor must be curator, curator-rw or kazoo, not %q", o.Flavor)
-	}
 	switch {
 	case o.Limit > 0 && o.Shared:
 		return ro, usageErrorf("--limit and --shared do not combine: a semaphore's holders are all alike")
 	case o.Limit > 0 && flavor == lock.FlavorKazoo:
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; drop --flavor kazoo")
 	}
-	if o.Timeout < 0 {
-		return ro, usageErrorf("--timeout must not be negative")
-	}
 	if o.ConflictCode < 0 || o.ConflictCode > 255 {
 		return ro, usageErrorf("--conflict-exit-code must be between 0 and 255")
-	}
-	policy := lockexec.Terminate
-	switch o.OnLost {
-	case "terminate":
-	case "ignore":
-		policy = lockexec.Ignore
-	default:
-		return ro, usageErrorf("--on-lost must be terminate or ignore, not %q", o.OnLost)
 	}
 	if o.KillGrace < 0 || o.MaxRuntime < 0 {
 		return ro, usageErrorf("--kill-grace and --max-runtime must not be negative")
@@ -166,11 +159,17 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	if err != nil {
 		return ro, err
 	}
+	mode := lock.ModeExclusive
+	switch {
+	case o.Limit > 0:
+		mode = lock.ModeLimit(int(o.Limit))
+	case o.Shared:
+		mode = lock.ModeShared
+	}
 	return runner.Options{
-		Conn: conn, Paths: o.Paths, Argv: o.Argv, Try: o.Try,
-		Shared: o.Shared, Limit: int(o.Limit), Flavor: flavor,
-		Timeout: o.Timeout, HasTimeout: o.HasTimeout, ConflictCode: o.ConflictCode,
-		Version: Version(), OnLost: policy, KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
+		Conn: conn, Paths: o.Paths, Argv: o.Argv,
+		Mode: mode, Flavor: flavor, Wait: o.Wait, ConflictCode: o.ConflictCode,
+		Version: Version(), OnLost: lockexec.Policy(o.OnLost), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		Logf: u.logf, Warnf: u.warnf,
 	}, nil
 }

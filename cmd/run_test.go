@@ -4,21 +4,30 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
+	"github.com/zklock/zklock/runner"
 	"github.com/zklock/zklock/zkconn"
 )
 
-// parseRun runs the run/tryrun command's parsing and validation only.
-func parseRun(t *testing.T, try bool, args ...string) (*runOptions, error) {
+// testGlobal are the connection flags the parsing tests start from.
+func testGlobal() *globalOptions {
+	return &globalOptions{Servers: "127.0.0.1:2181", SessionTimeout: time.Second, ConnectTimeout: time.Second}
+}
+
+// parseRun runs a run or tryrun command's parsing and validation only;
+// newCmd is newCmdRun or newCmdTryrun.
+func parseRun(t *testing.T, newCmd func(*globalOptions, *ui, func(context.Context, *runOptions) error) *cobra.Command,
+	args ...string) (*runOptions, error) {
 	t.Helper()
 	var got *runOptions
 	u := newUI(&bytes.Buffer{}, &bytes.Buffer{})
-	g := &globalOptions{Servers: "127.0.0.1:2181", SessionTimeout: time.Second, ConnectTimeout: time.Second}
-	c := newCmdRun(g, u, try, func(_ context.Context, o *runOptions) error {
+	c := newCmd(testGlobal(), u, func(_ context.Context, o *runOptions) error {
 		got = o
 		_, err := o.validate(u)
 		return err
@@ -31,34 +40,53 @@ func parseRun(t *testing.T, try bool, args ...string) (*runOptions, error) {
 	return got, err
 }
 
+// TestRunFlags compares what run and tryrun parse against a wanted options
+// value, field by field.
 func TestRunFlags(t *testing.T) {
-	o, err := parseRun(t, false, "--path", "/locks/a", "--timeout", "2s", "-E", "9",
-		"--on-lost", "ignore", "--kill-grace", "1s", "--max-runtime", "1h", "--", "sh", "-c", "echo --path x")
-	if err != nil {
-		t.Fatal(err)
+	defaults := func(o runOptions) runOptions {
+		o.Global = testGlobal()
+		if o.Flavor == "" {
+			o.Flavor = flavorValue(lock.FlavorCurator)
+		}
+		if o.ConflictCode == 0 {
+			o.ConflictCode = ExitBusy
+		}
+		if o.KillGrace == 0 {
+			o.KillGrace = lockexec.DefaultKillGrace
+		}
+		return o
 	}
-	if len(o.Paths) != 1 || o.Paths[0] != "/locks/a" || o.Timeout != 2*time.Second || !o.HasTimeout || o.ConflictCode != 9 ||
-		o.OnLost != "ignore" || o.KillGrace != time.Second || o.MaxRuntime != time.Hour {
-		t.Errorf("parsed %+v", o)
-	}
-	if len(o.Argv) != 3 || o.Argv[2] != "echo --path x" {
-		t.Errorf("argv %q: flags after -- belong to the command", o.Argv)
-	}
-	o, err = parseRun(t, false, "--path", "/locks/a", "--", "true")
-	if err != nil || o.HasTimeout || o.ConflictCode != ExitBusy || o.OnLost != "terminate" || o.KillGrace != lockexec.DefaultKillGrace {
-		t.Errorf("defaults: %+v %v", o, err)
-	}
-	o, err = parseRun(t, true, "--path", "/locks/a", "--", "true")
-	if err != nil || !o.Try || o.Flavor != "curator" {
-		t.Errorf("tryrun: %+v %v", o, err)
-	}
-	o, err = parseRun(t, false, "--path", "/b", "--path", "/a", "--shared", "--flavor", "kazoo", "--", "true")
-	if err != nil || len(o.Paths) != 2 || !o.Shared || o.Flavor != "kazoo" {
-		t.Errorf("multi-path shared kazoo: %+v %v", o, err)
-	}
-	o, err = parseRun(t, false, "--path", "/a", "--limit", "3", "--", "true")
-	if err != nil || o.Limit != 3 {
-		t.Errorf("limit: %+v %v", o, err)
+	for _, tc := range []struct {
+		name   string
+		newCmd func(*globalOptions, *ui, func(context.Context, *runOptions) error) *cobra.Command
+		args   []string
+		want   runOptions
+	}{
+		{"all", newCmdRun, []string{"--path", "/locks/a", "--timeout", "2s", "-E", "9", "--on-lost", "ignore",
+			"--kill-grace", "1s", "--max-runtime", "1h", "--", "sh", "-c", "echo --path x"},
+			runOptions{Paths: []string{"/locks/a"}, Wait: runner.WaitAtMost(2 * time.Second), ConflictCode: 9,
+				OnLost: onLostValue(lockexec.Ignore), KillGrace: time.Second, MaxRuntime: time.Hour,
+				Argv: []string{"sh", "-c", "echo --path x"}}}, // flags after -- belong to the command
+		{"defaults", newCmdRun, []string{"--path", "/locks/a", "--", "true"},
+			runOptions{Paths: []string{"/locks/a"}, Argv: []string{"true"}}},
+		{"tryrun", newCmdTryrun, []string{"--path", "/locks/a", "--", "true"},
+			runOptions{Paths: []string{"/locks/a"}, Wait: runner.NoWait, Argv: []string{"true"}}},
+		{"no wait", newCmdRun, []string{"--path", "/locks/a", "--timeout", "0", "--", "true"},
+			runOptions{Paths: []string{"/locks/a"}, Wait: runner.NoWait, Argv: []string{"true"}}},
+		{"multi-path shared kazoo", newCmdRun, []string{"--path", "/b", "--path", "/a", "--shared", "--flavor", "kazoo", "--", "true"},
+			runOptions{Paths: []string{"/b", "/a"}, Shared: true, Flavor: flavorValue(lock.FlavorKazoo), Argv: []string{"true"}}},
+		{"limit", newCmdRun, []string{"--path", "/a", "--limit", "3", "--", "true"},
+			runOptions{Paths: []string{"/a"}, Limit: 3, Argv: []string{"true"}}},
+	} {
+		got, err := parseRun(t, tc.newCmd, tc.args...)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		want := defaults(tc.want)
+		if !reflect.DeepEqual(*got, want) {
+			t.Errorf("%s: parsed\n%+v\nwant\n%+v", tc.name, *got, want)
+		}
 	}
 }
 
@@ -86,13 +114,13 @@ func TestRunUsageErrors(t *testing.T) {
 		{"--path", "/a", "--limit", "2", "--flavor", "kazoo", "--", "true"},
 	}
 	for _, args := range cases {
-		_, err := parseRun(t, false, args...)
+		_, err := parseRun(t, newCmdRun, args...)
 		var usage *UsageError
 		if !errors.As(err, &usage) || exitCode(err) != ExitUsage {
 			t.Errorf("%q: %v (exit %d), want a usage error", args, err, exitCode(err))
 		}
 	}
-	if _, err := parseRun(t, true, "--timeout", "1s", "--path", "/a", "--", "true"); exitCode(err) != ExitUsage {
+	if _, err := parseRun(t, newCmdTryrun, "--timeout", "1s", "--path", "/a", "--", "true"); exitCode(err) != ExitUsage {
 		t.Errorf("tryrun has no --timeout: %v", err)
 	}
 }

@@ -14,30 +14,44 @@ import (
 // ui is zklock's one voice on stderr: every message is one line, prefixed
 // "zklock: ", lower case, no trailing period, with a hint where one helps.
 // The command owns stdout; zklock writes there only for list, holders and
-// version. Colour only when the stream is a terminal and NO_COLOR is unset.
+// version. Each stream is coloured only when it is itself a terminal and
+// neither NO_COLOR nor TERM=dumb says otherwise: the decision for stderr is
+// never taken from stdout, nor the other way round (fatih/color's global
+// default looks at stdout only, so it is never consulted).
 type ui struct {
-	out, err        io.Writer
-	outTTY, errTTY  bool
-	verbose         bool
-	prefix, warnPfx string
+	out, err           io.Writer
+	colorOut, colorErr bool
+	verbose            bool
+	prefix, warnPfx    string
 }
 
 func newUI(out, errw io.Writer) *ui {
-	u := &ui{out: out, err: errw, outTTY: isTerminal(out), errTTY: isTerminal(errw)}
+	u := &ui{out: out, err: errw, colorOut: wantColor(out, os.Getenv), colorErr: wantColor(errw, os.Getenv)}
 	u.prefix, u.warnPfx = "zklock: ", "zklock: warning: "
-	if u.errTTY && os.Getenv("NO_COLOR") == "" {
-		u.prefix = color.New(color.FgRed, color.Bold).Sprint("zklock:") + " "
-		u.warnPfx = color.New(color.FgYellow, color.Bold).Sprint("zklock: warning:") + " "
+	if u.colorErr {
+		u.prefix = colored(color.FgRed, "zklock:") + " "
+		u.warnPfx = colored(color.FgYellow, "zklock: warning:") + " "
 	}
 	return u
+}
+
+// colored renders s in bold and fg, whatever fatih/color's global says.
+func colored(fg color.Attribute, s string) string {
+	c := color.New(fg, color.Bold)
+	c.EnableColor()
+	return c.Sprint(s)
+}
+
+// wantColor decides colour for one stream from its own terminal state and
+// the environment (getenv).
+func wantColor(w io.Writer, getenv func(string) string) bool {
+	return isTerminal(w) && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
-
-func (u *ui) colorOut() bool { return u.outTTY && os.Getenv("NO_COLOR") == "" }
 
 func (u *ui) errorf(format string, args ...any) {
 	fmt.Fprintln(u.err, u.prefix+oneLine(fmt.Sprintf(format, args...)))

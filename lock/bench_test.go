@@ -62,8 +62,7 @@ var (
 	sinkContenders []Contender
 	sinkContender  Contender
 	sinkBool       bool
-	sinkOwner      Owner
-	sinkString     string
+	sinkData       NodeData
 	sinkBytes      []byte
 )
 
@@ -124,7 +123,7 @@ func BenchmarkParseContender(b *testing.B) {
 	}
 }
 
-func BenchmarkDecodeOwner(b *testing.B) {
+func BenchmarkDecodeNodeData(b *testing.B) {
 	o := Owner{Zklock: "v1.2.3", Host: "web-3.example.com", PID: 81233, User: "deploy",
 		Cmd:   []string{"/usr/local/bin/report.sh", "--full", "--since", "yesterday"},
 		Since: time.Date(2026, 11, 21, 3, 0, 1, 0, time.UTC), Mode: "exclusive"}
@@ -142,7 +141,7 @@ func BenchmarkDecodeOwner(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(tt.data)))
 			for b.Loop() {
-				sinkOwner, sinkString, sinkBool = DecodeOwner(tt.data)
+				sinkData = DecodeNodeData(tt.data)
 			}
 		})
 	}

@@ -85,10 +85,10 @@ func FuzzContenderNames(f *testing.F) {
 	})
 }
 
-// FuzzDecodeOwner: node data of any shape decodes without a panic; what
+// FuzzDecodeNodeData: node data of any shape decodes without a panic; what
 // is recognised as zklock's own re-encodes to the same owner, and what is
 // not comes back only as trimmed text.
-func FuzzDecodeOwner(f *testing.F) {
+func FuzzDecodeNodeData(f *testing.F) {
 	own := Owner{Zklock: "1.0", Host: "h", PID: 42, User: "u", Cmd: []string{"sh", "-c", "x y"},
 		Since: time.Date(2024, 11, 23, 12, 0, 0, 0, time.UTC), Mode: "shared", Limit: 3}
 	for _, b := range [][]byte{
@@ -99,10 +99,11 @@ func FuzzDecodeOwner(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		o, raw, ours := DecodeOwner(data)
-		if !ours {
+		d := DecodeNodeData(data)
+		o, raw := d.Owner, d.Raw
+		if !d.ByZklock {
 			if !reflect.DeepEqual(o, Owner{}) {
-				t.Fatalf("%q: not ours, yet an owner %+v", data, o)
+				t.Fatalf("%q: not by zklock, yet an owner %+v", data, o)
 			}
 			if raw != strings.TrimSpace(raw) || !strings.Contains(string(data), raw) {
 				t.Fatalf("%q: raw %q is not the trimmed data", data, raw)
@@ -110,11 +111,11 @@ func FuzzDecodeOwner(f *testing.F) {
 			return
 		}
 		if raw != "" || o.Zklock == "" {
-			t.Fatalf("%q: ours, with raw %q and version %q", data, raw, o.Zklock)
+			t.Fatalf("%q: by zklock, with raw %q and version %q", data, raw, o.Zklock)
 		}
-		again, _, ours := DecodeOwner(o.Encode())
-		if !ours || !reflect.DeepEqual(normal(again), normal(o)) {
-			t.Fatalf("%q: owner %+v re-encodes to %+v (ours %v)", data, o, again, ours)
+		again := DecodeNodeData(o.Encode())
+		if !again.ByZklock || !reflect.DeepEqual(normal(again.Owner), normal(o)) {
+			t.Fatalf("%q: owner %+v re-encodes to %+v", data, o, again)
 		}
 		_ = o.CommandLine()
 	})

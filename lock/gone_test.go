@@ -10,24 +10,19 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-// acquireAsync starts Acquire (or, with limit > 0, AcquireSemaphore) and
-// returns a channel for its outcome.
+// acquireAsync starts Acquire and returns a channel for its outcome.
 type outcome struct {
 	l   *Lease
 	err error
 }
 
-func acquireAsync(ctx context.Context, t *testing.T, path string, limit int, o Options) <-chan outcome {
+func acquireAsync(ctx context.Context, t *testing.T, path string, r Request) <-chan outcome {
 	c := client(t)
 	out := make(chan outcome, 1)
 	go func() {
-		var r outcome
-		if limit > 0 {
-			r.l, r.err = AcquireSemaphore(ctx, c, path, limit, o)
-		} else {
-			r.l, r.err = Acquire(ctx, c, path, o)
-		}
-		out <- r
+		var o outcome
+		o.l, o.err = Acquire(ctx, c, path, r)
+		out <- o
 	}()
 	return out
 }
@@ -49,16 +44,16 @@ func queueOf(t *testing.T, conn *zk.Conn, path string) []Contender {
 // and not believe it holds the lock. The same for a read lock behind a write
 // lock, and for a waiter further back whose node alone is deleted.
 func TestDeletedWaiterDoesNotHold(t *testing.T) {
-	for _, kind := range []Kind{Exclusive, Shared} {
-		t.Run(kind.String(), func(t *testing.T) {
+	for _, mode := range []Mode{ModeExclusive, ModeShared} {
+		t.Run(mode.Kind().String(), func(t *testing.T) {
 			path := testPath(t)
 			ctx := ctxT(t, 30*time.Second)
-			holder, err := Acquire(ctx, client(t), path, Options{Data: zdata()})
+			holder, err := Acquire(ctx, client(t), path, Request{Data: zdata()})
 			if err != nil {
 				t.Fatal(err)
 			}
-			waiter := acquireAsync(ctx, t, path, 0, Options{Kind: kind, Data: zdata()})
-			back := acquireAsync(ctx, t, path, 0, Options{Data: zdata()})
+			waiter := acquireAsync(ctx, t, path, Request{Mode: mode, Data: zdata()})
+			back := acquireAsync(ctx, t, path, Request{Data: zdata()})
 			conn := raw(t)
 			var q []Contender
 			eventually(t, 10*time.Second, "two waiters to watch", func() bool {
@@ -85,7 +80,7 @@ func TestDeletedWaiterDoesNotHold(t *testing.T) {
 				t.Fatal(b.err)
 			}
 			// Now delete a waiter's node while it waits behind a live holder.
-			waiter = acquireAsync(ctx, t, path, 0, Options{Kind: kind, Data: zdata()})
+			waiter = acquireAsync(ctx, t, path, Request{Mode: mode, Data: zdata()})
 			eventually(t, 10*time.Second, "a waiter", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
 			eventually(t, 10*time.Second, "its watches", func() bool { return watchers(t, path+"/"+q[1].Name) == 1 })
 			if err := conn.Delete(path+"/"+q[1].Name, -1); err != nil {
@@ -115,11 +110,11 @@ func watchers(t *testing.T, node string) int {
 func TestDeletedLeaseDoesNotHold(t *testing.T) {
 	path := testPath(t)
 	ctx := ctxT(t, 30*time.Second)
-	holder, err := AcquireSemaphore(ctx, client(t), path, 1, Options{})
+	holder, err := Acquire(ctx, client(t), path, Request{Mode: ModeLimit(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waiter := acquireAsync(ctx, t, path, 1, Options{})
+	waiter := acquireAsync(ctx, t, path, Request{Mode: ModeLimit(1)})
 	conn := raw(t)
 	var q []Contender
 	// Whether the waiter has listed the leases yet or not, it must find
@@ -144,11 +139,11 @@ func TestDeletedLeaseDoesNotHold(t *testing.T) {
 func TestVerifyAll(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	c := client(t)
-	a, err := Acquire(ctx, c, testPath(t)+"-a", Options{})
+	a, err := Acquire(ctx, c, testPath(t)+"-a", Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Acquire(ctx, c, testPath(t)+"-b", Options{})
+	b, err := Acquire(ctx, c, testPath(t)+"-b", Request{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,13 +29,13 @@ func BenchmarkHandoff(b *testing.B) {
 			addr := server.Addrs()[0]
 			for b.Loop() {
 				b.StopTimer()
-				holder, err := Acquire(ctx, holderC, path, Options{})
+				holder, err := Acquire(ctx, holderC, path, Request{})
 				if err != nil {
 					b.Fatal(err)
 				}
 				got := make(chan error, 1)
 				go func() {
-					l, err := Acquire(ctx, waiterC, path, Options{})
+					l, err := Acquire(ctx, waiterC, path, Request{})
 					if err == nil && mode == "exists-after" {
 						err = l.Verify(ctx)
 					}

@@ -22,30 +22,11 @@ const maxCreateAttempts = 8
 // already done.
 const cleanupTimeout = 5 * time.Second
 
-// Options configure Acquire.
-type Options struct {
-	// Data is written into our contender node (see Owner).
-	Data []byte
-	// Kind is Exclusive for a mutex or a write lock, Shared for a read lock.
-	Kind Kind
-	// Flavor picks the node names: FlavorCurator (default), FlavorCuratorRW
-	// or FlavorKazoo, so that clients of those libraries see zklock.
-	Flavor Flavor
-	// Try makes Acquire give up at once, with a *BusyError, if the lock is
-	// not free.
-	Try bool
-	// OnWait, if set, is called each time Acquire starts waiting, with our
-	// 1-based position and the contender we wait for.
-	OnWait func(position int, ahead Contender)
-}
-
 // Lease is a held lock.
 type Lease struct {
 	c *zkconn.Client
 	// Path is the lock path; Node is our contender node under it.
 	Path, Node string
-	// Seq is our node's sequence number.
-	Seq int32
 	// own is a data watch on our own node, set when we start to wait. The
 	// server sends a client its watch events in zxid order, and
 	// go-zookeeper hands them out in that order from one goroutine, so
@@ -58,63 +39,15 @@ type Lease struct {
 	waited bool
 }
 
-// ErrFlavorConflict means another client library's contenders on the lock
-// path cannot see nodes named the way zklock was asked to name its own, so
-// running would not exclude them. zklock refuses rather than run unsafely.
-var ErrFlavorConflict = errors.New("lock flavor conflict")
-
-// BusyError is returned by a Try acquisition when someone else holds the lock.
-type BusyError struct {
-	Path   string
-	Holder Contender
-	Owner  Owner  // when the holder is a zklock
-	Raw    string // the holder's data when it is not
-	Ours   bool
-	Limit  int // for a semaphore: how many leases there are, all taken
-}
-
-func (e *BusyError) Error() string {
-	if e.Limit > 0 {
-		return fmt.Sprintf("%s is busy: all %d leases are taken, the first by %s", e.Path, e.Limit, Describe(e.Holder, e.Owner, e.Raw, e.Ours))
-	}
-	return fmt.Sprintf("%s is busy: held by %s", e.Path, Describe(e.Holder, e.Owner, e.Raw, e.Ours))
-}
-
-// Describe says who a contender is, in one line, as well as its data tells.
-func Describe(c Contender, o Owner, raw string, ours bool) string {
-	if ours {
-		s := fmt.Sprintf("%s pid %d", o.Host, o.PID)
-		if o.User != "" {
-			s = o.User + "@" + s
-		}
-		if len(o.Cmd) > 0 {
-			s += fmt.Sprintf(" (%s)", o.CommandLine())
-		}
-		if since := o.HeldSince(); !since.IsZero() {
-			s += " since " + since.Local().Format(time.RFC3339)
-		}
-		return s
-	}
-	if raw != "" {
-		return fmt.Sprintf("%s client %q (node %s)", c.Flavor, raw, c.Name)
-	}
-	return fmt.Sprintf("%s client (node %s)", c.Flavor, c.Name)
-}
-
-// Acquire joins the queue at path and returns once the lock is held, ctx is
-// done, or the lock is busy and o.Try is set. On every failure after joining
-// it deletes its node before returning, so nothing is left behind.
-func Acquire(ctx context.Context, c *zkconn.Client, path string, o Options) (*Lease, error) {
-	if err := zkconn.ValidatePath(path); err != nil {
-		return nil, err
-	}
-	stem := nodeStem(o.Flavor, o.Kind)
-	node, err := createProtected(ctx, c, path, stem, o.Data)
+// acquireMutex joins the queue at path (see Acquire).
+func acquireMutex(ctx context.Context, c *zkconn.Client, path string, r Request) (*Lease, error) {
+	stem := nodeStem(r.Flavor, r.Mode.kind)
+	node, err := createProtected(ctx, c, path, stem, r.Data)
 	if err != nil {
 		return nil, err
 	}
 	l := &Lease{c: c, Path: path, Node: node}
-	if err := l.wait(ctx, o); err != nil {
+	if err := l.wait(ctx, r); err != nil {
 		l.cleanup()
 		return nil, err
 	}
@@ -206,7 +139,6 @@ func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.E
 		q := Contenders(children)
 		for i := range q {
 			if q[i].Name == name {
-				l.Seq = q[i].Seq
 				return q, i, ev, nil
 			}
 		}
@@ -217,7 +149,7 @@ func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.E
 // wait is the herd-free loop: list the children without a watch, and if we
 // cannot hold yet, watch only the one node we wait for (and our own node, so
 // that its deletion is known at the handoff without a request).
-func (l *Lease) wait(ctx context.Context, o Options) error {
+func (l *Lease) wait(ctx context.Context, r Request) error {
 	cleared := map[string]bool{} // contenders already checked for a flavor conflict
 	for first := true; ; first = false {
 		var children []string
@@ -253,14 +185,14 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 			// session is checked on every reply) it is ours.
 			return nil
 		}
-		if o.Try {
+		if r.Wait.try {
 			return l.busy(ctx, q, idx)
 		}
-		if o.OnWait != nil {
-			o.OnWait(idx+1, q[ahead])
+		if r.OnWait != nil {
+			r.OnWait(idx+1, q[ahead])
 		}
 		l.waited = true
-		held, err := l.await(ctx, zkconn.Join(l.Path, q[ahead].Name), ahead == 0)
+		held, err := l.awaitWithin(ctx, r.Wait, zkconn.Join(l.Path, q[ahead].Name), ahead == 0)
 		switch {
 		case err != nil:
 			return err
@@ -268,6 +200,17 @@ func (l *Lease) wait(ctx context.Context, o Options) error {
 			return nil
 		}
 	}
+}
+
+// awaitWithin is await, bounded by the wait's deadline.
+func (l *Lease) awaitWithin(ctx context.Context, w Wait, aheadNode string, atHead bool) (bool, error) {
+	wctx, cancel, err := w.waitCtx(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer cancel()
+	held, err := l.await(wctx, aheadNode, atHead)
+	return held, waitErr(wctx, err)
 }
 
 // await watches the contender ahead of us until something calls for a new
@@ -393,16 +336,12 @@ func (l *Lease) checkFlavors(ctx context.Context, q []Contender, idx int, cleare
 		if err != nil {
 			return err
 		}
-		if _, _, zklock := DecodeOwner(data); zklock {
+		if DecodeNodeData(data).ByZklock {
 			cleared[c.Name] = true
 			continue
 		}
-		hint := ""
-		if fl := f.flavorFor(); fl != "" {
-			hint = fmt.Sprintf("; use --flavor %s", fl)
-		}
-		return fmt.Errorf("%w: %s is used by %s (node %s), which cannot see zklock's %s nodes%s",
-			ErrFlavorConflict, l.Path, f, c.Name, ours.nodeKind(), hint)
+		return &FlavorConflictError{Path: l.Path, Node: c.Name, Other: f.String(),
+			Names: ours.nodeKind(), Flavor: f.flavorFor()}
 	}
 	return nil
 }
@@ -435,7 +374,7 @@ func (l *Lease) busy(ctx context.Context, q []Contender, idx int) error {
 	}
 	e := &BusyError{Path: l.Path, Holder: holder}
 	if data, _, err := l.c.Get(ctx, zkconn.Join(l.Path, holder.Name)); err == nil {
-		e.Owner, e.Raw, e.Ours = DecodeOwner(data)
+		e.Data = DecodeNodeData(data)
 	}
 	return e
 }

@@ -17,8 +17,8 @@ import (
 func TestAcquireRelease(t *testing.T) {
 	path := testPath(t)
 	c := client(t)
-	data := NewOwner("test", []string{"true"}, Exclusive).Encode()
-	l, err := Acquire(ctxT(t, 10*time.Second), c, path, Options{Data: data})
+	data := NewOwner("test", []string{"true"}, ModeExclusive).Encode()
+	l, err := Acquire(ctxT(t, 10*time.Second), c, path, Request{Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestAcquireRelease(t *testing.T) {
 
 func TestFIFOOrder(t *testing.T) {
 	path := testPath(t)
-	holder, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Options{})
+	holder, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestFIFOOrder(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			l, err := Acquire(ctxT(t, 30*time.Second), c, path, Options{})
+			l, err := Acquire(ctxT(t, 30*time.Second), c, path, Request{})
 			if err != nil {
 				t.Error(err)
 				return
@@ -92,7 +92,7 @@ func TestFIFOOrder(t *testing.T) {
 func TestHerdFree(t *testing.T) {
 	path := testPath(t)
 	ctx := ctxT(t, 60*time.Second)
-	holder, err := Acquire(ctx, client(t), path, Options{})
+	holder, err := Acquire(ctx, client(t), path, Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestHerdFree(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := Acquire(wctx, c, path, Options{})
+			l, err := Acquire(wctx, c, path, Request{})
 			if err != nil {
 				errs <- err
 				return
@@ -211,21 +211,18 @@ func atoi(t *testing.T, s string) int {
 
 func TestTryBusy(t *testing.T) {
 	path := testPath(t)
-	owner := NewOwner("test", []string{"sleep", "60"}, Exclusive)
-	holder, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Options{Data: owner.Encode()})
+	owner := NewOwner("test", []string{"sleep", "60"}, ModeExclusive)
+	holder, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Request{Data: owner.Encode()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Acquire(ctxT(t, 10*time.Second), client(t), path, Options{Try: true})
+	_, err = Acquire(ctxT(t, 10*time.Second), client(t), path, Request{Wait: NoWait})
 	var busy *BusyError
 	if !errors.As(err, &busy) {
 		t.Fatalf("Try on a held lock: %v", err)
 	}
-	if !busy.Ours || busy.Owner.PID != owner.PID || busy.Owner.Cmd[0] != "sleep" {
+	if d := busy.Data; !d.ByZklock || d.Owner.PID != owner.PID || d.Owner.Cmd[0] != "sleep" {
 		t.Errorf("busy error does not describe the holder: %+v", busy)
-	}
-	if msg := busy.Error(); !strings.Contains(msg, "sleep 60") || !strings.Contains(msg, "pid") {
-		t.Errorf("busy message %q", msg)
 	}
 	children, _, err := raw(t).Children(path)
 	if err != nil || len(children) != 1 {
@@ -235,15 +232,41 @@ func TestTryBusy(t *testing.T) {
 	assertGone(t, path)
 }
 
+// TestWaitUntil: a deadline ends a wait with ErrWaitTimeout and leaves
+// nothing behind, for a lock and a semaphore alike; a free lock is taken
+// even past the deadline, since the deadline bounds waiting, not taking.
+func TestWaitUntil(t *testing.T) {
+	for _, mode := range []Mode{ModeExclusive, ModeLimit(1)} {
+		t.Run(mode.Kind().String(), func(t *testing.T) {
+			path := testPath(t)
+			ctx := ctxT(t, 10*time.Second)
+			past := Request{Mode: mode, Wait: WaitUntil(time.Now().Add(-time.Second))}
+			holder, err := Acquire(ctx, client(t), path, past)
+			if err != nil {
+				t.Fatalf("a free lock past the deadline: %v", err)
+			}
+			if _, err := Acquire(ctx, client(t), path, past); !errors.Is(err, ErrWaitTimeout) {
+				t.Fatalf("a held lock past the deadline: %v, want ErrWaitTimeout", err)
+			}
+			soon := Request{Mode: mode, Wait: WaitUntil(time.Now().Add(200 * time.Millisecond))}
+			if _, err := Acquire(ctx, client(t), path, soon); !errors.Is(err, ErrWaitTimeout) {
+				t.Fatalf("a held lock until the deadline: %v, want ErrWaitTimeout", err)
+			}
+			holder.Release(ctx)
+			assertGone(t, path)
+		})
+	}
+}
+
 func TestCancelWhileWaitingLeavesNothing(t *testing.T) {
 	path := testPath(t)
-	holder, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Options{})
+	holder, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err = Acquire(ctx, client(t), path, Options{})
+	_, err = Acquire(ctx, client(t), path, Request{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("wait with a deadline: %v", err)
 	}
@@ -265,7 +288,7 @@ func TestProtectedCreate(t *testing.T) {
 	c := dial(t, proxy.Addr(), nil)
 	// Make the lock path exist first, so the trap catches the create of the
 	// contender node rather than of a parent.
-	setup, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Options{})
+	setup, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +297,7 @@ func TestProtectedCreate(t *testing.T) {
 	var l *Lease
 	go func() {
 		var err error
-		l, err = Acquire(ctxT(t, 30*time.Second), c, path, Options{})
+		l, err = Acquire(ctxT(t, 30*time.Second), c, path, Request{})
 		done <- err
 	}()
 	select {
@@ -313,7 +336,7 @@ func TestEphemeralParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{eph, eph + "/sub/lock"} {
-		_, err := Acquire(ctxT(t, 10*time.Second), client(t), p, Options{})
+		_, err := Acquire(ctxT(t, 10*time.Second), client(t), p, Request{})
 		if !errors.Is(err, ErrEphemeralParent) {
 			t.Errorf("lock under an ephemeral node %s: %v", p, err)
 		}
@@ -330,7 +353,7 @@ func TestChroot(t *testing.T) {
 	path := testPath(t)
 	root := "/chroot" + strings.TrimSuffix(path, "/lock")
 	c := dial(t, server.ConnectString()+root, nil)
-	l, err := Acquire(ctxT(t, 10*time.Second), c, "/locks/job", Options{})
+	l, err := Acquire(ctxT(t, 10*time.Second), c, "/locks/job", Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +377,7 @@ func TestAuthACL(t *testing.T) {
 	path := testPath(t)
 	alice := &zkconn.Auth{Scheme: "digest", Credentials: "alice:secret"}
 	c := dial(t, server.ConnectString(), alice)
-	l, err := Acquire(ctxT(t, 10*time.Second), c, path, Options{})
+	l, err := Acquire(ctxT(t, 10*time.Second), c, path, Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +394,7 @@ func TestAuthACL(t *testing.T) {
 		t.Errorf("anonymous delete of the holder: %v", err)
 	}
 	mallory := dial(t, server.ConnectString(), &zkconn.Auth{Scheme: "digest", Credentials: "alice:wrong"})
-	_, err = Acquire(ctxT(t, 10*time.Second), mallory, path, Options{})
+	_, err = Acquire(ctxT(t, 10*time.Second), mallory, path, Request{})
 	if !zkconn.IsPermission(err) {
 		t.Errorf("wrong password: %v", err)
 	}
@@ -389,7 +412,7 @@ func TestAuthACL(t *testing.T) {
 func TestInspectForeignNodes(t *testing.T) {
 	path := testPath(t)
 	c := client(t)
-	mine, err := Acquire(ctxT(t, 10*time.Second), c, path, Options{Data: NewOwner("test", []string{"x"}, Exclusive).Encode()})
+	mine, err := Acquire(ctxT(t, 10*time.Second), c, path, Request{Data: NewOwner("test", []string{"x"}, ModeExclusive).Encode()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,8 +430,8 @@ func TestInspectForeignNodes(t *testing.T) {
 		t.Fatalf("InspectTree = %+v, %v", qs, err)
 	}
 	e := qs[0].Entries
-	if !e[0].Ours || !e[0].Holding || e[1].Flavor != FlavorKazoo || e[1].Kind != Shared || e[1].Raw != "worker-7" ||
-		e[1].Holding || e[2].Raw != "10.0.0.7" || e[2].Flavor != FlavorCurator || e[2].Ours {
+	if !e[0].ByZklock || !e[0].Holding || e[1].Flavor != FlavorKazoo || e[1].Kind != Shared || e[1].Raw != "worker-7" ||
+		e[1].Holding || e[2].Raw != "10.0.0.7" || e[2].Flavor != FlavorCurator || e[2].ByZklock {
 		t.Errorf("entries = %+v", e)
 	}
 	if e[1].Path+"/"+e[1].Name != kazoo {

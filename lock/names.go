@@ -257,15 +257,16 @@ func (f family) nodeKind() string {
 	return "lock"
 }
 
-// flavorFor names the --flavor that creates nodes of family f.
-func (f family) flavorFor() string {
+// flavorFor names the flavor that creates nodes of family f, or "" if
+// none does.
+func (f family) flavorFor() Flavor {
 	switch f {
 	case familyMutex:
-		return "curator"
+		return FlavorCurator
 	case familyRW:
-		return "curator-rw"
+		return FlavorCuratorRW
 	case familyKazoo:
-		return "kazoo"
+		return FlavorKazoo
 	}
 	return ""
 }

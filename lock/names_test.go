@@ -2,6 +2,7 @@ package lock
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -105,20 +106,19 @@ func TestHoldsAndBlocker(t *testing.T) {
 }
 
 func TestOwnerRoundTrip(t *testing.T) {
-	o := NewOwner("v1.0.0", []string{"sh", "-c", "echo hi"}, Exclusive)
-	got, raw, ours := DecodeOwner(o.Encode())
-	if !ours || raw != "" || got.PID != o.PID || got.Host != o.Host || !got.Since.Equal(o.Since) {
-		t.Errorf("DecodeOwner(Encode()) = %+v %q %v", got, raw, ours)
+	o := NewOwner("v1.0.0", []string{"sh", "-c", "echo hi"}, ModeExclusive)
+	d := DecodeNodeData(o.Encode())
+	if got := d.Owner; !d.ByZklock || d.Raw != "" || got.PID != o.PID || got.Host != o.Host || !got.Since.Equal(o.Since) {
+		t.Errorf("DecodeNodeData(Encode()) = %+v", d)
 	}
-	if _, raw, ours := DecodeOwner([]byte("10.1.2.3")); ours || raw != "10.1.2.3" {
-		t.Errorf("Curator data = %q %v", raw, ours)
-	}
-	if _, raw, ours := DecodeOwner([]byte(`{"other":"json"}`)); ours || raw != `{"other":"json"}` {
-		t.Errorf("foreign JSON = %q %v", raw, ours)
-	}
-	// Kept as it is; whoever prints it escapes it.
-	if _, raw, ours := DecodeOwner([]byte{0xff, 0xfe}); ours || raw != "\xff\xfe" {
-		t.Errorf("binary data = %q %v", raw, ours)
+	for _, raw := range []string{
+		"10.1.2.3",         // Curator
+		`{"other":"json"}`, // foreign JSON
+		"\xff\xfe",         // kept as it is; whoever prints it escapes it
+	} {
+		if got, want := DecodeNodeData([]byte(raw)), (NodeData{Raw: raw}); !reflect.DeepEqual(got, want) {
+			t.Errorf("DecodeNodeData(%q) = %+v, want %+v", raw, got, want)
+		}
 	}
 }
 
@@ -157,7 +157,7 @@ func TestBoundArgv(t *testing.T) {
 			t.Errorf("boundArgv(%q, %d) = %q, %d; want %q, %d", tc.argv, tc.max, got, cut, tc.want, tc.cut)
 		}
 	}
-	o := NewOwner("v", []string{"echo", strings.Repeat("y", 2<<20)}, Exclusive)
+	o := NewOwner("v", []string{"echo", strings.Repeat("y", 2<<20)}, ModeExclusive)
 	if n := len(o.Encode()); n > MaxCmdBytes+1024 {
 		t.Errorf("a 2 MiB command line makes %d bytes of node data", n)
 	}

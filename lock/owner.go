@@ -46,8 +46,8 @@ func (o Owner) HeldSince() time.Time {
 // KiB say what runs.
 const MaxCmdBytes = 4096
 
-// NewOwner describes this process.
-func NewOwner(version string, argv []string, kind Kind) Owner {
+// NewOwner describes this process, taking what m asks for.
+func NewOwner(version string, argv []string, m Mode) Owner {
 	host, _ := os.Hostname()
 	name := ""
 	if u, err := user.Current(); err == nil {
@@ -55,7 +55,7 @@ func NewOwner(version string, argv []string, kind Kind) Owner {
 	}
 	cmd, cut := boundArgv(argv, MaxCmdBytes)
 	return Owner{Zklock: version, Host: host, PID: os.Getpid(), User: name,
-		Cmd: cmd, CmdCut: cut, Since: time.Now().UTC().Truncate(time.Millisecond), Mode: kind.String()}
+		Cmd: cmd, CmdCut: cut, Since: time.Now().UTC().Truncate(time.Millisecond), Mode: m.kind.String(), Limit: m.limit}
 }
 
 // boundArgv keeps the first max bytes of argv, cutting the last argument
@@ -89,15 +89,26 @@ func (o Owner) Encode() []byte {
 	return b
 }
 
-// DecodeOwner reads node data. zklock's JSON comes back whole; anything else
-// is kept as text: Curator writes the client's IP address, Kazoo its
+// NodeData is what a contender node's data says about who is there: a
+// zklock's Owner, or another client's data as text.
+type NodeData struct {
+	// ByZklock means the node was written by a zklock (any process, not
+	// necessarily this one), so Owner is filled in; otherwise Raw is.
+	ByZklock bool
+	Owner    Owner
+	Raw      string
+}
+
+// DecodeNodeData reads node data. zklock's JSON comes back whole; anything
+// else is kept as text: Curator writes the client's IP address, Kazoo its
 // identifier, so Raw is the best description of such a holder. Raw is kept
 // as it is, even when it is not UTF-8: whoever prints it escapes it.
-func DecodeOwner(data []byte) (o Owner, raw string, ours bool) {
+func DecodeNodeData(data []byte) NodeData {
+	var o Owner
 	if len(data) > 0 && data[0] == '{' && json.Unmarshal(data, &o) == nil && o.Zklock != "" {
-		return o, "", true
+		return NodeData{ByZklock: true, Owner: o}
 	}
-	return Owner{}, strings.TrimSpace(string(data)), false
+	return NodeData{Raw: strings.TrimSpace(string(data))}
 }
 
 // CommandLine renders the owner's command the way a shell user would type

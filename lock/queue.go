@@ -17,9 +17,7 @@ type Entry struct {
 	Path     string    // the lock path
 	Position int       // 1-based place in the queue
 	Holding  bool      // holds the lock now
-	Owner    Owner     // zklock's own data, when Ours
-	Ours     bool      // the node was written by zklock
-	Raw      string    // another client's data, as text
+	NodeData           // who the node's data says is there
 	Created  time.Time // the node's creation time, from the server
 	Session  int64     // the ephemeral owner's session id
 	Limit    int       // for semaphore leases: the limit, when a zklock holder wrote it
@@ -57,7 +55,7 @@ func Holders(ctx context.Context, c *zkconn.Client, path string) ([]Entry, error
 }
 
 func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly bool) (Queue, error) {
-	if err := zkconn.ValidatePath(path); err != nil {
+	if err := ValidatePath(path); err != nil {
 		return Queue{}, err
 	}
 	children, err := c.Children(ctx, path)
@@ -154,7 +152,7 @@ func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Co
 		}
 		e := Entry{Contender: ct, Path: path, Session: st.EphemeralOwner,
 			Created: time.UnixMilli(st.Ctime).UTC()}
-		e.Owner, e.Raw, e.Ours = DecodeOwner(data)
+		e.NodeData = DecodeNodeData(data)
 		q.Entries = append(q.Entries, e)
 	}
 	live := make([]Contender, len(q.Entries))
@@ -163,7 +161,7 @@ func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Co
 	}
 	limit := 0
 	for _, e := range q.Entries {
-		if e.Kind == SemaphoreLease && e.Ours && e.Owner.Limit > 0 {
+		if e.Kind == SemaphoreLease && e.ByZklock && e.Owner.Limit > 0 {
 			limit = e.Owner.Limit
 		}
 	}
@@ -197,10 +195,8 @@ type Tree struct {
 // is skipped and named in Tree.Skipped, and everything else is listed. Only
 // root itself must be readable.
 func InspectTree(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
-	if root != "/" {
-		if err := zkconn.ValidatePath(root); err != nil {
-			return Tree{}, err
-		}
+	if err := zkconn.ValidatePath(root); err != nil {
+		return Tree{}, err
 	}
 	var t Tree
 	todo := []string{root}

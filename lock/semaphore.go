@@ -9,16 +9,13 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-// ErrLimitMismatch means the holders of a semaphore disagree on its limit.
-var ErrLimitMismatch = errors.New("semaphore limit mismatch")
-
 // Semaphore paths, as Curator's InterProcessSemaphoreV2 lays them out.
 const (
 	semLocks  = "locks"  // a mutex that serializes lease creation
 	semLeases = "leases" // one ephemeral-sequential node per lease
 )
 
-// AcquireSemaphore takes one of limit leases on path, with the layout of
+// acquireSemaphore takes one of limit leases on path, with the layout of
 // Curator's InterProcessSemaphoreV2, so zklock and Java services share
 // semaphores:
 //
@@ -36,10 +33,8 @@ const (
 // zklock writes the limit into its lease data; a zklock lease with another
 // limit makes this fail with ErrLimitMismatch (Curator's leases carry no
 // limit, so a disagreement with them cannot be seen).
-func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit int, o Options) (*Lease, error) {
-	if err := zkconn.ValidatePath(path); err != nil {
-		return nil, err
-	}
+func acquireSemaphore(ctx context.Context, c *zkconn.Client, path string, r Request) (*Lease, error) {
+	limit := r.Mode.limit
 	if limit < 1 {
 		return nil, fmt.Errorf("%w: the limit must be at least 1", ErrLimitMismatch)
 	}
@@ -49,7 +44,7 @@ func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit 
 	if err := checkNoLocks(ctx, c, path); err != nil {
 		return nil, err
 	}
-	mutex, err := Acquire(ctx, c, zkconn.Join(path, semLocks), Options{Data: o.Data, Try: o.Try, OnWait: o.OnWait})
+	mutex, err := acquireMutex(ctx, c, zkconn.Join(path, semLocks), Request{Data: r.Data, Wait: r.Wait, OnWait: r.OnWait})
 	if errors.As(err, new(*BusyError)) {
 		// Someone holds the mutex: either creating a lease right now, or
 		// waiting for one because all are taken. Either way, not free now.
@@ -64,21 +59,21 @@ func AcquireSemaphore(ctx context.Context, c *zkconn.Client, path string, limit 
 	}
 
 	leases := zkconn.Join(path, semLeases)
-	node, err := createProtected(ctx, c, leases, nodeStem(FlavorCurator, SemaphoreLease), o.Data)
+	node, err := createProtected(ctx, c, leases, nodeStem(FlavorCurator, SemaphoreLease), r.Data)
 	if err != nil {
 		return nil, err
 	}
 	// A lease whose creator first waited for the mutex was not taken on
 	// joining either: its creation time is not when it was taken.
 	l := &Lease{c: c, Path: path, Node: node, waited: mutex.waited}
-	if err := l.waitLease(ctx, limit, o); err != nil {
+	if err := l.waitLease(ctx, limit, r); err != nil {
 		l.cleanup()
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
+func (l *Lease) waitLease(ctx context.Context, limit int, r Request) error {
 	leases := zkconn.Join(l.Path, semLeases)
 	var busy *BusyError // from the first listing's scan; nil until then
 	for {
@@ -103,20 +98,34 @@ func (l *Lease) waitLease(ctx context.Context, limit int, o Options) error {
 		if len(children) <= limit {
 			return nil
 		}
-		if o.Try {
+		if r.Wait.try {
 			return busy
 		}
-		if o.OnWait != nil {
-			o.OnWait(len(children), q[0])
+		if r.OnWait != nil {
+			r.OnWait(len(children), q[0])
 		}
 		l.waited = true
-		select {
-		case <-ev:
-		case <-l.c.Lost():
-			return l.c.LostErr()
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := l.awaitLeases(ctx, r.Wait, ev); err != nil {
+			return err
 		}
+	}
+}
+
+// awaitLeases waits for the leases' child watch, bounded by the wait's
+// deadline.
+func (l *Lease) awaitLeases(ctx context.Context, w Wait, ev <-chan zk.Event) error {
+	wctx, cancel, err := w.waitCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	select {
+	case <-ev:
+		return nil
+	case <-l.c.Lost():
+		return l.c.LostErr()
+	case <-wctx.Done():
+		return waitErr(wctx, wctx.Err())
 	}
 }
 
@@ -137,12 +146,12 @@ func scanLeases(ctx context.Context, c *zkconn.Client, path string, q []Contende
 		if err != nil {
 			return nil, err
 		}
-		o, raw, ours := DecodeOwner(data)
-		if ours && o.Limit != 0 && o.Limit != limit {
-			return nil, limitMismatch(path, o, limit)
+		d := DecodeNodeData(data)
+		if o := d.Owner; d.ByZklock && o.Limit != 0 && o.Limit != limit {
+			return nil, &LimitMismatchError{Path: path, Held: o.Limit, Host: o.Host, PID: o.PID, Want: limit}
 		}
 		if i == 0 {
-			e.Holder, e.Owner, e.Raw, e.Ours = ct, o, raw, ours
+			e.Holder, e.Data = ct, d
 		}
 	}
 	return e, nil
@@ -162,9 +171,4 @@ func semaphoreBusy(ctx context.Context, c *zkconn.Client, path string, limit int
 		}
 	}
 	return &BusyError{Path: path, Limit: limit}
-}
-
-func limitMismatch(path string, o Owner, limit int) error {
-	return fmt.Errorf("%w: %s is held with --limit %d by %s pid %d; this run asked for --limit %d",
-		ErrLimitMismatch, path, o.Limit, o.Host, o.PID, limit)
 }

@@ -18,11 +18,11 @@ import (
 func TestSharedLock(t *testing.T) {
 	path := testPath(t)
 	ctx := ctxT(t, 30*time.Second)
-	r1, err := Acquire(ctx, client(t), path, Options{Kind: Shared, Data: zdata()})
+	r1, err := Acquire(ctx, client(t), path, Request{Mode: ModeShared, Data: zdata()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := Acquire(ctx, client(t), path, Options{Kind: Shared, Data: zdata()})
+	r2, err := Acquire(ctx, client(t), path, Request{Mode: ModeShared, Data: zdata()})
 	if err != nil {
 		t.Fatalf("a second reader must hold alongside the first: %v", err)
 	}
@@ -31,8 +31,9 @@ func TestSharedLock(t *testing.T) {
 	}
 	// A writer queues behind the readers.
 	wDone := make(chan *Lease, 1)
+	wc := client(t)
 	go func() {
-		w, err := Acquire(ctx, client(t), path, Options{Data: zdata()})
+		w, err := Acquire(ctx, wc, path, Request{Data: zdata()})
 		if err != nil {
 			t.Error(err)
 		}
@@ -44,7 +45,7 @@ func TestSharedLock(t *testing.T) {
 		return len(ch) == 3
 	})
 	// A reader behind the waiting writer must not overtake it.
-	if _, err := Acquire(ctx, client(t), path, Options{Kind: Shared, Try: true, Data: zdata()}); !errors.As(err, new(*BusyError)) {
+	if _, err := Acquire(ctx, client(t), path, Request{Mode: ModeShared, Wait: NoWait, Data: zdata()}); !errors.As(err, new(*BusyError)) {
 		t.Fatalf("a reader behind a waiting writer got in: %v", err)
 	}
 	r1.Release(ctx)
@@ -58,7 +59,7 @@ func TestSharedLock(t *testing.T) {
 	if w == nil {
 		t.FailNow()
 	}
-	if _, err := Acquire(ctx, client(t), path, Options{Kind: Shared, Try: true, Data: zdata()}); !errors.As(err, new(*BusyError)) {
+	if _, err := Acquire(ctx, client(t), path, Request{Mode: ModeShared, Wait: NoWait, Data: zdata()}); !errors.As(err, new(*BusyError)) {
 		t.Fatalf("a reader got in while the writer held: %v", err)
 	}
 	w.Release(ctx)
@@ -72,13 +73,14 @@ func TestSharedLock(t *testing.T) {
 func TestSharedHerdFree(t *testing.T) {
 	path := testPath(t)
 	ctx := ctxT(t, 60*time.Second)
-	holder, err := Acquire(ctx, client(t), path, Options{Data: zdata()})
+	holder, err := Acquire(ctx, client(t), path, Request{Data: zdata()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := server.Addrs()[0]
 	before, _ := zktest.Mntr(ctx, addr)
-	kinds := []Kind{Shared, Shared, Shared, Exclusive, Shared, Shared, Exclusive, Exclusive, Shared, Shared}
+	S, X := ModeShared, ModeExclusive
+	kinds := []Mode{S, S, S, X, S, S, X, X, S, S}
 	conn := raw(t)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -89,12 +91,12 @@ func TestSharedHerdFree(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := Acquire(wctx, c, path, Options{Kind: k, Data: zdata()})
+			l, err := Acquire(wctx, c, path, Request{Mode: k, Data: zdata()})
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			if k == Shared {
+			if k == S {
 				n := readers.Add(1)
 				for {
 					m := maxReaders.Load()
@@ -162,14 +164,10 @@ func TestSemaphore(t *testing.T) {
 	path := testPath(t)
 	ctx := ctxT(t, 60*time.Second)
 	const limit = 3
-	data := func() []byte {
-		o := NewOwner("test", []string{"x"}, SemaphoreLease)
-		o.Limit = limit
-		return o.Encode()
-	}
+	data := func() []byte { return NewOwner("test", []string{"x"}, ModeLimit(limit)).Encode() }
 	var held []*Lease
 	for i := 0; i < limit; i++ {
-		l, err := AcquireSemaphore(ctx, client(t), path, limit, Options{Data: data()})
+		l, err := Acquire(ctx, client(t), path, Request{Mode: ModeLimit(limit), Data: data()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,10 +176,10 @@ func TestSemaphore(t *testing.T) {
 		}
 		held = append(held, l)
 	}
-	if _, err := AcquireSemaphore(ctx, client(t), path, limit, Options{Data: data(), Try: true}); !errors.As(err, new(*BusyError)) {
+	if _, err := Acquire(ctx, client(t), path, Request{Mode: ModeLimit(limit), Data: data(), Wait: NoWait}); !errors.As(err, new(*BusyError)) {
 		t.Fatalf("a fourth lease: %v", err)
 	}
-	if _, err := AcquireSemaphore(ctx, client(t), path, 5, Options{Try: true}); !errors.Is(err, ErrLimitMismatch) {
+	if _, err := Acquire(ctx, client(t), path, Request{Mode: ModeLimit(5), Wait: NoWait}); !errors.Is(err, ErrLimitMismatch) {
 		t.Fatalf("a different limit: %v", err)
 	}
 
@@ -194,7 +192,7 @@ func TestSemaphore(t *testing.T) {
 	for i := 0; i < waiters; i++ {
 		c := client(t)
 		go func() {
-			l, err := AcquireSemaphore(wctx, c, path, limit, Options{Data: data()})
+			l, err := Acquire(wctx, c, path, Request{Mode: ModeLimit(limit), Data: data()})
 			if err != nil && wctx.Err() == nil {
 				t.Error(err)
 			}
@@ -248,24 +246,24 @@ func TestFlavors(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	for _, tc := range []struct {
 		flavor Flavor
-		kind   Kind
+		mode   Mode
 		infix  string
 	}{
-		{FlavorKazoo, Exclusive, "__lock__"},
-		{FlavorKazoo, Shared, "__rlock__"},
-		{FlavorCuratorRW, Exclusive, "-__WRIT__"},
-		{FlavorCuratorRW, Shared, "-__READ__"},
-		{FlavorCurator, Exclusive, "-lock-"},
+		{FlavorKazoo, ModeExclusive, "__lock__"},
+		{FlavorKazoo, ModeShared, "__rlock__"},
+		{FlavorCuratorRW, ModeExclusive, "-__WRIT__"},
+		{FlavorCuratorRW, ModeShared, "-__READ__"},
+		{FlavorCurator, ModeExclusive, "-lock-"},
 	} {
 		path := testPath(t)
-		l, err := Acquire(ctx, client(t), path, Options{Flavor: tc.flavor, Kind: tc.kind})
+		l, err := Acquire(ctx, client(t), path, Request{Flavor: tc.flavor, Mode: tc.mode})
 		if err != nil {
 			t.Fatal(err)
 		}
 		name := l.name()
 		c, ok := ParseContender(name)
-		if !ok || !strings.Contains(name, tc.infix) || c.Kind != tc.kind {
-			t.Errorf("%s %s: node %s parses as %+v", tc.flavor, tc.kind, name, c)
+		if !ok || !strings.Contains(name, tc.infix) || c.Kind != tc.mode.Kind() {
+			t.Errorf("%s %s: node %s parses as %+v", tc.flavor, tc.mode.Kind(), name, c)
 		}
 		l.Release(ctx)
 	}
@@ -283,37 +281,44 @@ func TestFlavors(t *testing.T) {
 	// A Kazoo client holds: zklock's Curator names would be invisible to it.
 	path := testPath(t)
 	foreign(path, "0123456789abcdef0123456789abcdef__lock__", "kazoo-worker")
-	_, err := Acquire(ctx, client(t), path, Options{})
-	if !errors.Is(err, ErrFlavorConflict) || !strings.Contains(err.Error(), "--flavor kazoo") {
+	_, err := Acquire(ctx, client(t), path, Request{})
+	if !isFlavorConflict(err, FlavorKazoo) {
 		t.Errorf("curator flavor on a Kazoo path: %v", err)
 	}
 	if ch, _, _ := conn.Children(path); len(ch) != 1 {
 		t.Errorf("the refused attempt left nodes: %v", ch)
 	}
 	// With the right flavor it queues behind the Kazoo holder.
-	if _, err := Acquire(ctx, client(t), path, Options{Flavor: FlavorKazoo, Try: true}); !errors.As(err, new(*BusyError)) {
+	if _, err := Acquire(ctx, client(t), path, Request{Flavor: FlavorKazoo, Wait: NoWait}); !errors.As(err, new(*BusyError)) {
 		t.Errorf("kazoo flavor behind a Kazoo holder: %v", err)
 	}
 	// A Curator read-write lock does not see "-lock-" nodes.
 	path = testPath(t)
 	foreign(path, "_c_11111111-2222-4333-8444-555555555555-__WRIT__", "10.0.0.9")
-	if _, err := Acquire(ctx, client(t), path, Options{}); !errors.Is(err, ErrFlavorConflict) || !strings.Contains(err.Error(), "--flavor curator-rw") {
+	if _, err := Acquire(ctx, client(t), path, Request{}); !isFlavorConflict(err, FlavorCuratorRW) {
 		t.Errorf("curator flavor on a Curator RW path: %v", err)
 	}
-	if _, err := Acquire(ctx, client(t), path, Options{Flavor: FlavorCuratorRW, Kind: Shared, Try: true}); !errors.As(err, new(*BusyError)) {
+	if _, err := Acquire(ctx, client(t), path, Request{Flavor: FlavorCuratorRW, Mode: ModeShared, Wait: NoWait}); !errors.As(err, new(*BusyError)) {
 		t.Errorf("curator-rw reader behind a Curator writer: %v", err)
 	}
 	// Other zklocks see every flavor: mixing them is fine.
 	path = testPath(t)
-	k, err := Acquire(ctx, client(t), path, Options{Flavor: FlavorKazoo, Data: NewOwner("t", nil, Exclusive).Encode()})
+	k, err := Acquire(ctx, client(t), path, Request{Flavor: FlavorKazoo, Data: NewOwner("t", nil, ModeExclusive).Encode()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Acquire(ctx, client(t), path, Options{Try: true}); !errors.As(err, new(*BusyError)) {
+	if _, err := Acquire(ctx, client(t), path, Request{Wait: NoWait}); !errors.As(err, new(*BusyError)) {
 		t.Errorf("curator flavor behind a zklock kazoo-flavor holder: %v", err)
 	}
 	k.Release(ctx)
 }
 
 // zdata is zklock's owner data: other zklocks see every flavor.
-func zdata() []byte { return NewOwner("test", []string{"x"}, Exclusive).Encode() }
+func zdata() []byte { return NewOwner("test", []string{"x"}, ModeExclusive).Encode() }
+
+// isFlavorConflict reports whether err is a flavor conflict that names
+// flavor as the one that would share the path.
+func isFlavorConflict(err error, flavor Flavor) bool {
+	var e *FlavorConflictError
+	return errors.As(err, &e) && errors.Is(err, ErrFlavorConflict) && e.Flavor == flavor
+}

@@ -26,7 +26,7 @@
 //
 // When the command exits on its own, Run returns at once and leaves
 // anything the command started in the background alone, as flock(1) does:
-// `zklock /l service start` must not kill the daemon it starts.
+// `zklock run --path /l -- service start` must not kill the daemon it starts.
 //
 // # Terminals and Ctrl-C
 //

@@ -113,3 +113,17 @@ func exitResult(ws syscall.WaitStatus) *ExitError {
 	}
 	return nil
 }
+
+// WatchdogError means the watchdog could not be started or armed (Op).
+// The command still runs; only the guard against zklock's own death is
+// weaker, which is what the message says.
+type WatchdogError struct {
+	Op  string // "start" or "arm"
+	Err error
+}
+
+func (e *WatchdogError) Error() string {
+	return fmt.Sprintf("cannot %s the watchdog (%v): if zklock is killed, only the command's direct child dies with it", e.Op, e.Err)
+}
+
+func (e *WatchdogError) Unwrap() error { return e.Err }

@@ -96,10 +96,17 @@ func helperRun() int {
 			forward <- sig
 		}
 	}()
-	err := Run(context.Background(), Spec{
-		Argv:    argv,
-		Signals: forward,
-		Warn:    func(s string) { fmt.Fprintln(os.Stderr, "zklock:", s) },
+	warn := func(s string) { fmt.Fprintln(os.Stderr, "zklock:", s) }
+	wd, err := StartWatchdog()
+	if err != nil {
+		warn(err.Error())
+	}
+	defer wd.Retire()
+	err = Run(context.Background(), Spec{
+		Argv:     argv,
+		Signals:  forward,
+		Watchdog: wd,
+		Warn:     warn,
 	})
 	var exitErr *ExitError
 	var startErr *StartError

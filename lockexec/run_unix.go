@@ -83,19 +83,10 @@ func Run(ctx context.Context, s Spec) error {
 	if err != nil {
 		return execError(s.Argv[0], path, err)
 	}
-	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.killGrace()}
+	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.KillGrace, wd: s.Watchdog}
 	defer sv.stopTimers()
-	wd := s.Watchdog
-	if wd == nil {
-		var err error
-		if wd, err = StartWatchdog(); err != nil {
-			sv.warn("cannot start the watchdog: " + err.Error())
-		}
-		defer wd.Retire()
-	}
-	sv.wd = wd
-	if err := wd.arm(c.pid); err != nil {
-		sv.warn("cannot arm the watchdog: " + err.Error())
+	if err := sv.wd.arm(c.pid); err != nil {
+		sv.warn((&WatchdogError{Op: "arm", Err: err}).Error())
 	}
 	return sv.loop(ctx, contC)
 }
@@ -160,42 +151,9 @@ func (sv *supervisor) loop(ctx context.Context, contC <-chan os.Signal) error {
 				continue
 			}
 			events, contC = nil, nil
-			sv.exited = true
-			<-sv.child.done
-			if ev.err != nil {
-				// The child was reaped behind our back (SIGCHLD ignored,
-				// someone waiting on any child): we can no longer tell
-				// when it ends, so make sure it does.
-				sv.signalGroup(syscall.SIGKILL)
-				sv.reclaimTerminal()
-				err := fmt.Errorf("waiting for the command: %w", ev.err)
-				if sv.term != nil {
-					return errors.Join(sv.term, err)
-				}
+			if done, err := sv.onExit(ev); done {
 				return err
 			}
-			sv.exit = exitResult(ev.status)
-			sv.reclaimTerminal()
-			if sv.term == nil && sv.wd.stopped(time.Now()) {
-				// The watchdog's deadline passed before zklock renewed
-				// it (zklock was stopped or starved): the command's end
-				// is the lock's loss. Whatever is left of its group
-				// gets the same treatment as on any loss.
-				sv.onLost(errUnrenewed)
-			}
-			if sv.term == nil {
-				if sv.exit == nil {
-					return nil
-				}
-				return sv.exit
-			}
-			if !groupAlive(sv.pgid) {
-				return sv.result()
-			}
-			if sv.term.Killed {
-				sv.killDeadline = time.Now().Add(killWait)
-			}
-			sv.pollTicker = time.NewTicker(groupPoll)
 
 		case sig, ok := <-signals:
 			if !ok {
@@ -226,29 +184,86 @@ func (sv *supervisor) loop(ctx context.Context, contC <-chan os.Signal) error {
 			sv.terminate(ctx.Err(), cause)
 
 		case <-graceC:
-			sv.graceTimer = nil
-			sv.term.Killed = true
-			if sv.grace > 0 {
-				sv.warn(fmt.Sprintf("command still running %v after SIGTERM: sending SIGKILL", sv.grace))
-			}
-			sv.signalGroup(syscall.SIGKILL)
-			if sv.exited {
-				sv.killDeadline = time.Now().Add(killWait)
-			}
+			sv.onGrace()
 
 		case <-pollC:
-			if !groupAlive(sv.pgid) {
-				return sv.result()
-			}
-			if sv.term.Killed && time.Now().After(sv.killDeadline) {
-				sv.warn(fmt.Sprintf("processes of the command (group %d) still exist %v after SIGKILL; not waiting for them", sv.pgid, killWait))
-				return sv.result()
+			if done, err := sv.onPoll(); done {
+				return err
 			}
 
 		case <-contC:
 			sv.onCont()
 		}
 	}
+}
+
+// onExit handles the child's end: the outcome is done (with err) unless a
+// termination is under way and the rest of the group must still be waited
+// for, polled from then on.
+func (sv *supervisor) onExit(ev waitEvent) (done bool, err error) {
+	sv.exited = true
+	<-sv.child.done
+	if ev.err != nil {
+		// The child was reaped behind our back (SIGCHLD ignored,
+		// someone waiting on any child): we can no longer tell
+		// when it ends, so make sure it does.
+		sv.signalGroup(syscall.SIGKILL)
+		sv.reclaimTerminal()
+		werr := fmt.Errorf("waiting for the command: %w", ev.err)
+		if sv.term != nil {
+			return true, errors.Join(sv.term, werr)
+		}
+		return true, werr
+	}
+	sv.exit = exitResult(ev.status)
+	sv.reclaimTerminal()
+	if sv.term == nil && sv.wd.stopped(time.Now()) {
+		// The watchdog's deadline passed before zklock renewed
+		// it (zklock was stopped or starved): the command's end
+		// is the lock's loss. Whatever is left of its group
+		// gets the same treatment as on any loss.
+		sv.onLost(errUnrenewed)
+	}
+	if sv.term == nil {
+		if sv.exit == nil {
+			return true, nil
+		}
+		return true, sv.exit
+	}
+	if !groupAlive(sv.pgid) {
+		return true, sv.result()
+	}
+	if sv.term.Killed {
+		sv.killDeadline = time.Now().Add(killWait)
+	}
+	sv.pollTicker = time.NewTicker(groupPoll)
+	return false, nil
+}
+
+// onGrace ends the grace: SIGKILL to whatever is left of the group.
+func (sv *supervisor) onGrace() {
+	sv.graceTimer = nil
+	sv.term.Killed = true
+	if sv.grace > 0 {
+		sv.warn(fmt.Sprintf("command still running %v after SIGTERM: sending SIGKILL", sv.grace))
+	}
+	sv.signalGroup(syscall.SIGKILL)
+	if sv.exited {
+		sv.killDeadline = time.Now().Add(killWait)
+	}
+}
+
+// onPoll checks, after the child has exited during a termination, whether
+// the rest of its group is gone, or has outlived SIGKILL for too long.
+func (sv *supervisor) onPoll() (done bool, err error) {
+	if !groupAlive(sv.pgid) {
+		return true, sv.result()
+	}
+	if sv.term.Killed && time.Now().After(sv.killDeadline) {
+		sv.warn(fmt.Sprintf("processes of the command (group %d) still exist %v after SIGKILL; not waiting for them", sv.pgid, killWait))
+		return true, sv.result()
+	}
+	return false, nil
 }
 
 func (sv *supervisor) result() error {
@@ -297,10 +312,8 @@ func (sv *supervisor) onLost(cause error) {
 		sv.warn(what + "; the command keeps running without it (on-lost policy: " + sv.spec.OnLost.String() + ")")
 		return
 	}
-	if sv.term == nil && sv.spec.LostKillGrace > 0 {
-		sv.grace = sv.spec.LostKillGrace
-	}
 	if sv.term == nil {
+		sv.grace = sv.spec.LostKillGrace
 		sv.warn(what + ": " + sv.stopping())
 	}
 	sv.terminate(ErrLockLost, cause)

@@ -77,22 +77,22 @@ type Spec struct {
 	// OnLost is what to do when Lost fires.
 	OnLost Policy
 	// KillGrace is the time between SIGTERM and SIGKILL when Run stops the
-	// command: 0 (or less) sends SIGKILL right after SIGTERM.
+	// command at MaxRuntime: 0 sends SIGKILL right after SIGTERM.
 	KillGrace time.Duration
-	// LostKillGrace, when positive, replaces KillGrace when the lock is
-	// lost: that grace has to fit in what is left of the session timeout,
-	// while a --max-runtime or a forwarded stop may take the user's full
+	// LostKillGrace is the same when the lock is lost: 0 sends SIGKILL
+	// right after SIGTERM. It is its own value because it has to fit in
+	// what is left of the session timeout (the caller caps it, see
+	// lock.Budget), while a stop at MaxRuntime may take the user's full
 	// grace.
 	LostKillGrace time.Duration
 	// MaxRuntime, when positive, bounds the command's run time: once
 	// exceeded, the group is stopped as on lock loss and Run returns an
 	// error wrapping ErrMaxRuntime. 0 means unlimited.
 	MaxRuntime time.Duration
-	// Watchdog, when set, is the caller's watchdog (see StartWatchdog): Run
-	// arms it with the command's process group and leaves retiring it to
-	// the caller, who does so after releasing the lock, so that neither its
-	// start nor its exit delays the command or the next holder. When nil,
-	// Run starts and retires one of its own.
+	// Watchdog is the caller's watchdog (see StartWatchdog), or nil for
+	// none. Run arms it with the command's process group; the caller
+	// starts it and retires it, after releasing the lock, so that neither
+	// its start nor its exit delays the command or the next holder.
 	Watchdog *Watchdog
 	// Warn receives one-line warnings, without a "zklock: " prefix; nil
 	// discards them. It is called from Run's goroutine with SIGTTOU
@@ -101,5 +101,3 @@ type Spec struct {
 	// hand the message to another goroutine.
 	Warn func(string)
 }
-
-func (s *Spec) killGrace() time.Duration { return max(s.KillGrace, 0) }

@@ -87,7 +87,7 @@ mark ready $$
 while :; do sleep 0.01; done`)
 	lost := make(chan error)
 	s.Lost = lost
-	s.KillGrace = grace
+	s.KillGrace, s.LostKillGrace = grace, grace
 	var w warnings
 	s.Warn = w.warn
 	done := runAsync(context.Background(), s)
@@ -125,7 +125,7 @@ mark ready $$
 wait`)
 	lost := make(chan error)
 	s.Lost = lost
-	s.KillGrace = grace
+	s.KillGrace, s.LostKillGrace = grace, grace
 	done := runAsync(context.Background(), s)
 	leader := pids(t, waitMarker(t, dir, "ready"))[0]
 	killGroupOnCleanup(t, leader)
@@ -269,7 +269,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 
 		s, dir := shSpec(t, "trap '' TERM; trap 'mark usr1 yes' USR1; mark ready $$; while :; do sleep 0.01; done")
 		lost := make(chan error)
-		s.Lost, s.KillGrace = lost, 50*time.Millisecond
+		s.Lost, s.LostKillGrace = lost, 50*time.Millisecond
 		sigc := make(chan os.Signal)
 		s.Signals = sigc
 		done := runAsync(context.Background(), s)

@@ -47,11 +47,12 @@ func shSpec(t *testing.T, script string) (Spec, string) {
 		}
 	})
 	return Spec{
-		Argv:      []string{"/bin/sh", "-c", shPrelude + script},
-		Env:       append(os.Environ(), "D="+dir),
-		Stdin:     devNull(t),
-		Stderr:    stderr,
-		KillGrace: DefaultKillGrace,
+		Argv:          []string{"/bin/sh", "-c", shPrelude + script},
+		Env:           append(os.Environ(), "D="+dir),
+		Stdin:         devNull(t),
+		Stderr:        stderr,
+		KillGrace:     DefaultKillGrace,
+		LostKillGrace: DefaultKillGrace,
 	}, dir
 }
 

@@ -54,8 +54,16 @@ type Watchdog struct {
 // mistaken for a compatible one.
 const watchdogEnv = "ZKLOCK_INTERNAL_WATCHDOG=1"
 
-// StartWatchdog starts a watchdog process.
+// StartWatchdog starts a watchdog process. Its error is a *WatchdogError.
 func StartWatchdog() (*Watchdog, error) {
+	wd, err := startWatchdog()
+	if err != nil {
+		return nil, &WatchdogError{Op: "start", Err: err}
+	}
+	return wd, nil
+}
+
+func startWatchdog() (*Watchdog, error) {
 	exe, err := selfExecutable()
 	if err != nil {
 		return nil, err

@@ -1,13 +1,13 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
+	"strings"
 	"syscall"
-)
+	"time"
 
-// ErrWaitTimeout is the cause of a wait that ran out of --timeout.
-var ErrWaitTimeout = errors.New("timed out waiting for the lock")
+	"github.com/zklock/zklock/lock"
+)
 
 // ConflictError means the lock was not taken because someone else held it:
 // tryrun found it busy, or run's --timeout expired. Code is the exit code the
@@ -19,6 +19,22 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string { return e.Err.Error() }
 func (e *ConflictError) Unwrap() error { return e.Err }
+
+// WaitTimeoutError means the wait for the locks ran out of its timeout.
+type WaitTimeoutError struct {
+	Paths []string
+	After time.Duration
+	// Waiting is the path waited on last, and Holders those who held it
+	// then (nil if unknown).
+	Waiting string
+	Holders []lock.Entry
+}
+
+func (e *WaitTimeoutError) Error() string {
+	return fmt.Sprintf("%v %s after %s", lock.ErrWaitTimeout, strings.Join(e.Paths, " "), e.After)
+}
+
+func (e *WaitTimeoutError) Unwrap() error { return lock.ErrWaitTimeout }
 
 // SignalError means a signal ended the wait before the command started.
 type SignalError struct {

@@ -39,18 +39,13 @@ type Options struct {
 	// paths can never deadlock; they are released together (see finish).
 	Paths []string
 	Argv  []string
-	// Try: run only if every lock is free now.
-	Try bool
-	// Timeout bounds the whole acquisition when HasTimeout is set.
-	Timeout    time.Duration
-	HasTimeout bool
+	// Mode is what to take at every path; Flavor picks the node names.
+	Mode   lock.Mode
+	Flavor lock.Flavor
+	// Wait is how long to wait for the locks.
+	Wait Wait
 	// ConflictCode is the exit code for busy and wait timeouts.
 	ConflictCode int
-	// Shared takes read locks; Limit > 0 takes one of Limit semaphore
-	// leases instead; Flavor picks the node names.
-	Shared bool
-	Limit  int
-	Flavor lock.Flavor
 	// Version goes into the node data.
 	Version    string
 	OnLost     lockexec.Policy
@@ -72,16 +67,6 @@ func (o *Options) warnf(format string, args ...any) {
 	if o.Warnf != nil {
 		o.Warnf(format, args...)
 	}
-}
-
-func (o *Options) kind() lock.Kind {
-	switch {
-	case o.Limit > 0:
-		return lock.SemaphoreLease
-	case o.Shared:
-		return lock.Shared
-	}
-	return lock.Exclusive
 }
 
 // Run takes the locks, runs the command, and releases the locks. The error
@@ -111,7 +96,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		defer close(wdReady)
 		var werr error
 		if wd, werr = lockexec.StartWatchdog(); werr != nil {
-			o.warnf("cannot start the watchdog (%v): if zklock is killed, only the command's direct child dies with it", werr)
+			o.warnf("%v", werr)
 		}
 	}()
 	defer func() {
@@ -291,44 +276,51 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Cl
 // the whole wait across such rejoins.
 func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Lease, error) {
 	start := time.Now()
-	try := o.Try || (o.HasTimeout && o.Timeout <= 0)
 	client, err := o.dial(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	acqCtx := ctx
-	var clock *waitClock
-	if o.HasTimeout && !try {
-		acqCtx, clock = startWaitClock(ctx, o.Timeout)
-		defer clock.stop()
-	}
-	owner := lock.NewOwner(o.Version, o.Argv, o.kind())
-	owner.Limit = o.Limit
+	wait := o.Wait.start(time.Now())
+	owner := lock.NewOwner(o.Version, o.Argv, o.Mode)
 	for {
-		leases, waitingOn, err := o.lockAll(acqCtx, client, owner, try, clock, start)
+		leases, waitingOn, err := o.lockAll(ctx, client, owner, wait, start)
 		if err == nil {
-			err = lock.VerifyAll(acqCtx, leases)
+			err = lock.VerifyAll(ctx, leases)
 		}
 		var gone *lock.NodeGoneError
 		switch {
 		case err == nil:
 			markAcquired(leases, owner)
 			return client, leases, nil
-		case errors.As(err, &gone) && acqCtx.Err() == nil:
+		case errors.As(err, &gone) && ctx.Err() == nil:
 			o.warnf("%v; joining the queue again", err)
-			giveBack(acqCtx, leases)
+			giveBack(ctx, leases)
 			continue
-		case zkconn.IsSessionLoss(err) && !try && acqCtx.Err() == nil:
+		case zkconn.IsSessionLoss(err) && !wait.IsNoWait() && ctx.Err() == nil:
 			o.warnf("%s lost its place in the queue (%v); joining again with a new session",
 				strings.Join(o.Paths, " "), err)
 			client.Close()
-			if client, err = o.dial(acqCtx); err != nil {
-				return nil, nil, o.acquireErr(ctx, acqCtx, nil, waitingOn, err)
+			if client, err = o.redial(ctx, wait); err != nil {
+				return nil, nil, o.acquireErr(ctx, nil, waitingOn, err)
 			}
 			continue
 		}
-		return client, leases, o.acquireErr(ctx, acqCtx, client, waitingOn, err)
+		return client, leases, o.acquireErr(ctx, client, waitingOn, err)
 	}
+}
+
+// redial opens a new session to join again, within the wait's deadline.
+func (o *Options) redial(ctx context.Context, wait lock.Wait) (*zkconn.Client, error) {
+	if d, ok := wait.Deadline(); ok {
+		dctx, cancel := context.WithDeadlineCause(ctx, d, lock.ErrWaitTimeout)
+		defer cancel()
+		client, err := o.dial(dctx)
+		if err != nil && errors.Is(context.Cause(dctx), lock.ErrWaitTimeout) {
+			return nil, lock.ErrWaitTimeout
+		}
+		return client, err
+	}
+	return o.dial(ctx)
 }
 
 // dial opens a session and says so with -v.
@@ -345,26 +337,14 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 
 // lockAll takes every path in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, owner lock.Owner, try bool, clock *waitClock, start time.Time) ([]*lock.Lease, string, error) {
-	lo := lock.Options{
-		Data:   owner.Encode(),
-		Kind:   o.kind(),
-		Flavor: o.Flavor,
-		Try:    try,
-	}
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, owner lock.Owner, wait lock.Wait, start time.Time) ([]*lock.Lease, string, error) {
+	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: owner.Encode()}
 	var leases []*lock.Lease
 	for _, path := range o.Paths {
-		lo.OnWait = func(pos int, ahead lock.Contender) {
+		r.OnWait = func(pos int, ahead lock.Contender) {
 			o.logf("waiting for %s at position %d behind %s", path, pos, ahead.Name)
-			clock.onWait()
 		}
-		var l *lock.Lease
-		var err error
-		if o.Limit > 0 {
-			l, err = lock.AcquireSemaphore(ctx, client, path, o.Limit, lo)
-		} else {
-			l, err = lock.Acquire(ctx, client, path, lo)
-		}
+		l, err := lock.Acquire(ctx, client, path, r)
 		if err != nil {
 			return leases, path, err
 		}
@@ -402,35 +382,29 @@ func giveBack(ctx context.Context, leases []*lock.Lease) {
 
 // acquireErr classifies a failed acquisition: busy and timed out are
 // conflicts (--conflict-exit-code), the rest stays as it is.
-func (o *Options) acquireErr(ctx, acqCtx context.Context, client *zkconn.Client, waitingOn string, err error) error {
+func (o *Options) acquireErr(ctx context.Context, client *zkconn.Client, waitingOn string, err error) error {
 	var busy *lock.BusyError
 	switch {
 	case errors.As(err, &busy):
 		return &ConflictError{Err: busy, Code: o.ConflictCode}
-	case errors.Is(context.Cause(acqCtx), ErrWaitTimeout) && ctx.Err() == nil:
-		held := ""
+	case errors.Is(err, lock.ErrWaitTimeout) && ctx.Err() == nil:
+		timeout, _ := o.Wait.Timeout()
+		e := &WaitTimeoutError{Paths: o.Paths, After: timeout, Waiting: waitingOn}
 		if client != nil && waitingOn != "" {
-			held = heldBy(client, waitingOn)
+			e.Holders = holders(client, waitingOn)
 		}
-		return &ConflictError{
-			Err:  fmt.Errorf("%w %s after %s%s", ErrWaitTimeout, strings.Join(o.Paths, " "), o.Timeout, held),
-			Code: o.ConflictCode,
-		}
+		return &ConflictError{Err: e, Code: o.ConflictCode}
 	}
 	return err
 }
 
-// heldBy describes who holds path, for a timeout message; "" if unknown.
-func heldBy(c *zkconn.Client, path string) string {
+// holders reads who holds path, for a timeout message; nil if unknown.
+func holders(c *zkconn.Client, path string) []lock.Entry {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	hs, err := lock.Holders(ctx, c, path)
-	if err != nil || len(hs) == 0 {
-		return ""
+	if err != nil {
+		return nil
 	}
-	s := fmt.Sprintf(" (%s held by %s", path, lock.Describe(hs[0].Contender, hs[0].Owner, hs[0].Raw, hs[0].Ours))
-	if len(hs) > 1 {
-		s += fmt.Sprintf(" and %d more", len(hs)-1)
-	}
-	return s + ")"
+	return hs
 }

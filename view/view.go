@@ -8,8 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"github.com/zklock/zklock/lock"
@@ -46,7 +46,7 @@ func toJSON(e lock.Entry) EntryJSON {
 	j := EntryJSON{Path: e.Path, Position: e.Position, Node: e.Name, Seq: e.Seq,
 		State: state(e), Mode: e.Kind.String(), Flavor: string(e.Flavor),
 		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit}
-	if e.Ours {
+	if e.ByZklock {
 		j.Zklock = true
 		j.Host, j.PID, j.User, j.Cmd, j.Version = e.Owner.Host, e.Owner.PID, e.Owner.User, e.Owner.Cmd, e.Owner.Zklock
 		if !e.Owner.Since.IsZero() {
@@ -103,9 +103,10 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // Table writes entries as an aligned table with a header. Colour is used
-// only when color is true (the caller decides from the terminal and NO_COLOR).
+// only when useColor is true (the caller decides from the terminal and
+// NO_COLOR). Columns are aligned on the text as it shows, before colour is
+// added, so escape codes never count as width.
 func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	hdr := []string{"POS", "STATE", "MODE", "FLAVOR", "HOST", "PID", "USER", "SINCE", "COMMAND", "NODE"}
 	if withPath {
 		hdr = append([]string{"PATH"}, hdr...)
@@ -120,34 +121,85 @@ func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time)
 			c.DisableColor()
 		}
 	}
-	fmt.Fprintln(tw, bold.Sprint(strings.Join(hdr, "\t")))
+	rows := [][]string{hdr}
+	styles := []*color.Color{bold}
 	for _, e := range es {
-		j := toJSON(e)
-		st := yellow.Sprint(j.State)
+		rows = append(rows, row(e, withPath, now))
 		if e.Holding {
-			st = green.Sprint(j.State)
+			styles = append(styles, green)
+		} else {
+			styles = append(styles, yellow)
 		}
-		host, pid, cmd := j.Host, "-", e.Owner.CommandLine()
-		if j.PID != 0 {
-			pid = strconv.Itoa(j.PID)
-		}
-		if !e.Ours {
-			host, cmd = orDash(j.Client), "(not zklock)"
-		}
-		mode := j.Mode
-		if j.Limit > 0 {
-			mode = fmt.Sprintf("lease/%d", j.Limit)
-		}
-		// Every cell another client could have written is escaped: a
-		// tab would break the columns, a newline forge a row.
-		row := []string{strconv.Itoa(j.Position), st, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
-			Escape(orDash(j.User)), since(j.Since, now), Escape(cmd), Escape(j.Node)}
-		if withPath {
-			row = append([]string{Escape(j.Path)}, row...)
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
-	return tw.Flush()
+	state := 1 // the STATE column
+	if withPath {
+		state = 2
+	}
+	cells := align(rows)
+	var b strings.Builder
+	for i, r := range cells {
+		if i == 0 {
+			b.WriteString(bold.Sprint(strings.Join(r, "")))
+		} else {
+			r[state] = styles[i].Sprint(r[state])
+			b.WriteString(strings.Join(r, ""))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// row is one entry's cells, as they show.
+func row(e lock.Entry, withPath bool, now time.Time) []string {
+	j := toJSON(e)
+	host, pid, cmd := j.Host, "-", e.Owner.CommandLine()
+	if j.PID != 0 {
+		pid = strconv.Itoa(j.PID)
+	}
+	if !e.ByZklock {
+		host, cmd = orDash(j.Client), "(not zklock)"
+	}
+	mode := j.Mode
+	if j.Limit > 0 {
+		mode = fmt.Sprintf("lease/%d", j.Limit)
+	}
+	// Every cell another client could have written is escaped: a tab
+	// would break the columns, a newline forge a row.
+	r := []string{strconv.Itoa(j.Position), j.State, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
+		Escape(orDash(j.User)), since(j.Since, now), Escape(cmd), Escape(j.Node)}
+	if withPath {
+		r = append([]string{Escape(j.Path)}, r...)
+	}
+	return r
+}
+
+// columnGap is the space between two columns.
+const columnGap = 2
+
+// align pads every cell but the last of each row to its column's width
+// (in characters) and the gap.
+func align(rows [][]string) [][]string {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = make([]string, len(r))
+		for j, c := range r {
+			if j < len(r)-1 {
+				c += strings.Repeat(" ", width[j]-utf8.RuneCountInString(c)+columnGap)
+			}
+			out[i][j] = c
+		}
+	}
+	return out
 }
 
 func orDash(s string) string {

@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +17,11 @@ func entries() []lock.Entry {
 	kazoo, _ := lock.ParseContender("0123456789abcdef0123456789abcdef__rlock__0000000042")
 	lease, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease-0000000043")
 	return []lock.Entry{
-		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Ours: true, Session: 0x10,
-			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}},
-		{Contender: kazoo, Path: "/locks/a", Position: 2, Raw: "worker-7", Created: since, Session: 0x11},
-		{Contender: lease, Path: "/locks/s/leases", Position: 1, Holding: true, Ours: true, Limit: 3,
-			Owner: lock.Owner{Zklock: "v1", Host: "h", PID: 1, Cmd: []string{"x"}, Since: since, Limit: 3}},
+		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Session: 0x10, NodeData: lock.NodeData{ByZklock: true,
+			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}}},
+		{Contender: kazoo, Path: "/locks/a", Position: 2, NodeData: lock.NodeData{Raw: "worker-7"}, Created: since, Session: 0x11},
+		{Contender: lease, Path: "/locks/s/leases", Position: 1, Holding: true, Limit: 3, NodeData: lock.NodeData{ByZklock: true,
+			Owner: lock.Owner{Zklock: "v1", Host: "h", PID: 1, Cmd: []string{"x"}, Since: since, Limit: 3}}},
 	}
 }
 
@@ -68,5 +69,25 @@ func TestJSON(t *testing.T) {
 	b.Reset()
 	if err := EntriesJSON(&b, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
 		t.Errorf("no entries: %q %v", b.String(), err)
+	}
+}
+
+// TestTableColourAligned: colour adds escape codes around cells that are
+// already aligned, so without them the coloured table is the plain one.
+func TestTableColourAligned(t *testing.T) {
+	now := time.Date(2026, 11, 21, 3, 12, 5, 0, time.UTC)
+	var plain, coloured bytes.Buffer
+	if err := Table(&plain, entries(), true, false, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := Table(&coloured, entries(), true, true, now); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(coloured.String(), "\x1b[") {
+		t.Fatal("no colour when asked for")
+	}
+	stripped := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(coloured.String(), "")
+	if stripped != plain.String() {
+		t.Errorf("coloured table, without its escape codes:\n%s\nplain table:\n%s", stripped, plain.String())
 	}
 }

@@ -367,20 +367,6 @@ func (c *Client) Children(ctx context.Context, p string) ([]string, error) {
 	return ch, c.wrap(OpList, p, err)
 }
 
-// ExistsW checks a node and, whether or not it exists, leaves a watch on it.
-func (c *Client) ExistsW(ctx context.Context, p string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	type r struct {
-		ok bool
-		st *zk.Stat
-		ch <-chan zk.Event
-	}
-	res, err := call(ctx, func() (r, error) {
-		ok, st, ch, err := c.conn.ExistsW(c.abs(p))
-		return r{ok, st, ch}, err
-	})
-	return res.ok, res.st, res.ch, c.wrap(OpCheck, p, err)
-}
-
 // Exists checks a node without a watch.
 func (c *Client) Exists(ctx context.Context, p string) (bool, *zk.Stat, error) {
 	type r struct {

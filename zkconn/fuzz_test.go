@@ -73,7 +73,7 @@ func FuzzValidatePath(f *testing.F) {
 			t.Fatalf("ValidatePath accepts %q, which the server refuses", p)
 		}
 		if p == "/" {
-			t.Fatalf("ValidatePath accepts the root as a lock")
+			return // valid, and has no names to split
 		}
 		names := strings.Split(p[1:], "/")
 		if got := Join("/", names...); got != p {

@@ -11,8 +11,8 @@ import (
 var ErrBadPath = errors.New("bad path")
 
 // ValidatePath checks an absolute znode path the way the server would, and
-// refuses what would be a mistake for a lock: the root itself and anything
-// under /zookeeper, ZooKeeper's own reserved tree.
+// refuses anything under /zookeeper, ZooKeeper's own reserved tree. The root
+// is a valid path; what may be a lock is the lock package's rule.
 func ValidatePath(p string) error {
 	switch {
 	case p == "":
@@ -20,7 +20,7 @@ func ValidatePath(p string) error {
 	case p[0] != '/':
 		return fmt.Errorf("%w: %q is relative; lock paths start with /", ErrBadPath, p)
 	case p == "/":
-		return fmt.Errorf("%w: the root node cannot be a lock", ErrBadPath)
+		return nil
 	case strings.HasSuffix(p, "/"):
 		return fmt.Errorf("%w: %q ends with /", ErrBadPath, p)
 	case p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/"):

@@ -3,7 +3,6 @@ package zkconn
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -18,7 +17,6 @@ type session struct {
 	up        chan struct{} // closed while a session is established and connected
 	lost      chan struct{} // closed once, when the session is lost for good
 	lostErr   error
-	downSince time.Time // when the connection last dropped; zero while up
 	sessionID func() int64
 }
 
@@ -43,7 +41,6 @@ func (s *session) onEvent(ev zk.Event) {
 		if s.id == 0 {
 			s.id = id
 		}
-		s.downSince = time.Time{}
 		select {
 		case <-s.up:
 		default:
@@ -57,7 +54,6 @@ func (s *session) onEvent(ev zk.Event) {
 		select {
 		case <-s.up:
 			s.up = make(chan struct{})
-			s.downSince = time.Now()
 		default:
 		}
 	case ev.Type == zk.EventNotWatching && ev.Err == zk.ErrSessionExpired:

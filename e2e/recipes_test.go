@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -27,7 +27,11 @@ func loops(t *testing.T, n, runs int, dir string, args func(i int) []string, scr
 		go func() {
 			defer wg.Done()
 			for r := 0; r < runs; r++ {
-				c := zklock(t, append(args(i), "--", "sh", "-c", script(i))...)
+				c, err := zklockCmd(append(args(i), "--", "sh", "-c", script(i))...)
+				if err != nil {
+					errs <- err
+					return
+				}
 				c.Env = append(c.Env, "D="+dir)
 				if out, err := c.CombinedOutput(); err != nil {
 					errs <- fmt.Errorf("%v: %v: %s", args(i), err, out)

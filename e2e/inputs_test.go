@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"strings"
@@ -38,8 +38,9 @@ func TestHugeCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, _, ours := lock.DecodeOwner(data)
-	if !ours || len(data) > lock.MaxCmdBytes+1024 || o.CmdCut == 0 || !strings.Contains(o.CommandLine(), "bytes more]") {
+	d := lock.DecodeNodeData(data)
+	o := d.Owner
+	if !d.ByZklock || len(data) > lock.MaxCmdBytes+1024 || o.CmdCut == 0 || !strings.Contains(o.CommandLine(), "bytes more]") {
 		t.Errorf("node data of %d bytes, cut %d: %.200s", len(data), o.CmdCut, data)
 	}
 	touch(t, goFile)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 )
 
 // The 3-node ensemble is started by the first test that needs it and
-// stopped after the package's tests (see withServer).
+// stopped after the package's tests (see TestMain's stopEnsemble).
 var ensembleOnce struct {
 	sync.Once
 	c   *zktest.Cluster

@@ -1,8 +1,6 @@
-package main
+package e2e
 
 import (
-	"bytes"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,23 +15,13 @@ import (
 func TestSilentMemberKeepsLock(t *testing.T) {
 	a := zktest.NewProxyT(t, server.Addrs()[0])
 	b := zktest.NewProxyT(t, server.Addrs()[0])
-	dir := t.TempDir()
-	c := zklock(t, "--servers", a.Addr()+","+b.Addr(), "--session-timeout", "4s", "run", "--path", lockPath(t), "--",
-		"sh", "-c", `touch "$1/started"; sleep 3; echo done`, "sh", dir)
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	undisturbed := startUndisturbed(t, a.Addr()+","+b.Addr(), "3")
 	silent := a
 	if b.Conns() > 0 {
 		silent = b
 	}
 	silent.Blackhole()
-	if code := zktest.ExitCodeT(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
-		t.Errorf("exit %d, stdout %q, stderr %q; want an undisturbed command", code, stdout.String(), stderr.String())
-	}
+	undisturbed()
 }
 
 // TestWedgedMemberInConnectString: one address accepts TCP and never

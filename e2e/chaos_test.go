@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -62,6 +62,15 @@ func TestChaos(t *testing.T) {
 	codes := map[int]int{}
 	exitOf := map[string]int{}
 	pidOf := map[int]int{} // zklock pid → worker
+	// Errors from the workers and the fault goroutines, reported on the
+	// test's goroutine once they are done.
+	errs := make(chan error, workers+64)
+	report := func(err error) {
+		select {
+		case errs <- err:
+		default: // enough to show already
+		}
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -77,18 +86,26 @@ func TestChaos(t *testing.T) {
 					beats = 250
 				}
 				script := `f="$D/runs/$1"; n=0; while [ $n -lt $2 ]; do date +%s%N >> "$f"; sleep 0.01; n=$((n+1)); done`
-				cmd := zklock(t, append([]string{"--servers", connString(w), "--session-timeout", "2s",
+				cmd, err := zklockCmd(append([]string{"--servers", connString(w), "--session-timeout", "2s",
 					"--connect-timeout", "3s", "run", "--timeout", "6s", "--path", path, "--"},
 					append(guarded(dir, script), "sh", id, strconv.Itoa(beats))...)...)
+				if err != nil {
+					report(err)
+					return
+				}
 				cmd.Env = append(cmd.Env, "D="+dir)
 				if err := cmd.Start(); err != nil {
-					t.Error(err)
+					report(err)
 					return
 				}
 				mu.Lock()
 				pidOf[cmd.Process.Pid] = w
 				mu.Unlock()
-				code := zktest.ExitCodeT(t, cmd.Wait())
+				code, err := zktest.ExitCode(cmd.Wait())
+				if err != nil {
+					report(err)
+					return
+				}
 				mu.Lock()
 				delete(pidOf, cmd.Process.Pid)
 				codes[code]++
@@ -145,7 +162,7 @@ func TestChaos(t *testing.T) {
 				rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
 				defer rcancel()
 				if err := s.Restart(rctx); err != nil {
-					t.Errorf("restart: %v", err)
+					report(fmt.Errorf("restart: %w", err))
 				}
 				downMu.Lock()
 				down--
@@ -155,6 +172,10 @@ func TestChaos(t *testing.T) {
 	}
 	faults.Wait()
 	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 	t.Logf("exit codes: %v", codes)
 
 	if codes[overlapExit] > 0 {
@@ -236,10 +257,11 @@ func holderWorker(c *zktest.Cluster, path string, mu *sync.Mutex, pidOf map[int]
 	if err != nil {
 		return 0, false
 	}
-	o, _, ours := lock.DecodeOwner(data)
-	if !ours {
+	d := lock.DecodeNodeData(data)
+	if !d.ByZklock {
 		return 0, false
 	}
+	o := d.Owner
 	mu.Lock()
 	defer mu.Unlock()
 	w, ok := pidOf[o.PID]

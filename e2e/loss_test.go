@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -191,22 +191,12 @@ func TestShortDisconnection(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			proxy := zktest.NewProxyT(t, server.Addrs()[0])
-			dir := t.TempDir()
 			// T = 4s: stopped after 2.6s of silence; the outage is 1s.
-			c := zklock(t, "--servers", proxy.Addr(), "--session-timeout", "4s", "run", "--path", lockPath(t), "--",
-				"sh", "-c", `touch "$1/started"; sleep 2.5; echo done`, "sh", dir)
-			var stdout, stderr bytes.Buffer
-			c.Stdout, c.Stderr = &stdout, &stderr
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+			undisturbed := startUndisturbed(t, proxy.Addr(), "2.5")
 			fault(proxy)
 			time.Sleep(time.Second)
 			proxy.Heal()
-			if code := zktest.ExitCodeT(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
-				t.Errorf("exit %d, stdout %q, stderr %q; want an undisturbed command", code, stdout.String(), stderr.String())
-			}
+			undisturbed()
 		})
 	}
 }
@@ -292,4 +282,28 @@ func TestFrozenZklock(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.holderLost(t)
+}
+
+// startUndisturbed starts zklock (session timeout 4s, through servers) on
+// a command that sleeps for the given seconds and prints done, and returns
+// once the command runs. The function it returns waits for zklock and
+// checks that the command ran to its end, undisturbed, and zklock said
+// nothing.
+func startUndisturbed(t *testing.T, servers, sleep string) func() {
+	t.Helper()
+	dir := t.TempDir()
+	c := zklock(t, "--servers", servers, "--session-timeout", "4s", "run", "--path", lockPath(t), "--",
+		"sh", "-c", `touch "$1/started"; sleep `+sleep+`; echo done`, "sh", dir)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	return func() {
+		t.Helper()
+		if code := zktest.ExitCodeT(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {
+			t.Errorf("exit %d, stdout %q, stderr %q; want an undisturbed command", code, stdout.String(), stderr.String())
+		}
+	}
 }

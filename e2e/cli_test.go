@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -19,16 +19,26 @@ import (
 func lockPath(t *testing.T) string { return zktest.TestPath(t, "/cli") }
 
 // zklock returns a command running the zklock under test against the
-// shared server.
+// shared server. Call it on the test's own goroutine; elsewhere use
+// zklockCmd, which returns the error instead of failing the test.
 func zklock(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	bin, err := exec.LookPath("zklock")
+	c, err := zklockCmd(args...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// zklockCmd is zklock for goroutines that are not the test's own.
+func zklockCmd(args ...string) (*exec.Cmd, error) {
+	bin, err := exec.LookPath("zklock")
+	if err != nil {
+		return nil, err
+	}
 	c := exec.Command(bin, args...)
 	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1")
-	return c
+	return c, nil
 }
 
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {

@@ -1,0 +1,52 @@
+package view
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zklock/zklock/lock"
+)
+
+// Describe says who a contender is, in one line, as well as its data tells.
+func Describe(c lock.Contender, d lock.NodeData) string {
+	if d.ByZklock {
+		o := d.Owner
+		s := fmt.Sprintf("%s pid %d", o.Host, o.PID)
+		if o.User != "" {
+			s = o.User + "@" + s
+		}
+		if len(o.Cmd) > 0 {
+			s += fmt.Sprintf(" (%s)", o.CommandLine())
+		}
+		if since := o.HeldSince(); !since.IsZero() {
+			s += " since " + since.Local().Format(time.RFC3339)
+		}
+		return s
+	}
+	if d.Raw != "" {
+		return fmt.Sprintf("%s client %q (node %s)", c.Flavor, d.Raw, c.Name)
+	}
+	return fmt.Sprintf("%s client (node %s)", c.Flavor, c.Name)
+}
+
+// Busy says that a lock is busy and who holds it.
+func Busy(e *lock.BusyError) string {
+	who := Describe(e.Holder, e.Data)
+	if e.Limit > 0 {
+		return fmt.Sprintf("%s is busy: all %d leases are taken, the first by %s", e.Path, e.Limit, who)
+	}
+	return fmt.Sprintf("%s is busy: held by %s", e.Path, who)
+}
+
+// HeldBy says who holds path, given its holders: "path held by X" or
+// "path held by X and N more"; "" if there are none.
+func HeldBy(path string, holders []lock.Entry) string {
+	if len(holders) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%s held by %s", path, Describe(holders[0].Contender, holders[0].NodeData))
+	if len(holders) > 1 {
+		s += fmt.Sprintf(" and %d more", len(holders)-1)
+	}
+	return s
+}

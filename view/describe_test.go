@@ -1,0 +1,42 @@
+package view
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/lock"
+)
+
+// TestDescribe: a zklock holder is named by user, host, pid, command and
+// time; another client by its flavor, its data and its node.
+func TestDescribe(t *testing.T) {
+	es := entries()
+	acquired := es[0]
+	acquired.Owner.Acquired = time.Date(2026, 11, 21, 3, 0, 2, 0, time.UTC)
+	for _, tc := range []struct {
+		e    lock.Entry
+		want string
+	}{
+		{es[0], "deploy@web-3 pid 81233 (sh -c 'echo hi') (in the queue since " + es[0].Owner.Since.Local().Format(time.RFC3339) + ")"},
+		{acquired, "deploy@web-3 pid 81233 (sh -c 'echo hi') since " + acquired.Owner.Acquired.Local().Format(time.RFC3339)},
+		{es[1], `kazoo client "worker-7" (node ` + es[1].Name + ")"},
+	} {
+		if got := Describe(tc.e.Contender, tc.e.NodeData); got != tc.want {
+			t.Errorf("Describe = %q, want %q", got, tc.want)
+		}
+	}
+	busy := &lock.BusyError{Path: "/locks/a", Holder: es[1].Contender, Data: es[1].NodeData}
+	if got, want := Busy(busy), `/locks/a is busy: held by kazoo client "worker-7" (node `+es[1].Name+")"; got != want {
+		t.Errorf("Busy = %q, want %q", got, want)
+	}
+	busy.Limit = 2
+	if got, want := Busy(busy), `/locks/a is busy: all 2 leases are taken, the first by kazoo client "worker-7" (node `+es[1].Name+")"; got != want {
+		t.Errorf("Busy = %q, want %q", got, want)
+	}
+	if got, want := HeldBy("/locks/a", es[:2]), "/locks/a held by "+Describe(es[0].Contender, es[0].NodeData)+" and 1 more"; got != want {
+		t.Errorf("HeldBy = %q, want %q", got, want)
+	}
+	if got := HeldBy("/locks/a", nil); got != "" {
+		t.Errorf("HeldBy with no holders = %q, want \"\"", got)
+	}
+}

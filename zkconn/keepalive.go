@@ -65,6 +65,7 @@ func (c *Client) keepalive() {
 		}
 		now := time.Now()
 		c.dropIfSilent(now, silence)
+		c.sess.expireIfDown(now, t)
 		if !now.Before(nextSync) {
 			nextSync = now.Add(every)
 			if !inFlight {

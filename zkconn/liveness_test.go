@@ -123,3 +123,32 @@ func atoiT(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestLostWhenDownLongerThanTimeout: when no server carries the session
+// for longer than its timeout (here every reconnect is refused), the
+// session is lost, even though go-zookeeper never hears that it expired:
+// nobody waiting for it to come back waits forever.
+func TestLostWhenDownLongerThanTimeout(t *testing.T) {
+	const timeout = time.Second
+	p := zktest.NewProxyT(t, server.Addrs()[0])
+	c := dialT(t, []string{p.Addr()}, timeout)
+	cut := time.Now()
+	p.Cut()
+	zktest.Eventually(t, 5*time.Second, "the connection to drop", func() bool {
+		select {
+		case <-c.sess.upChan():
+			return false
+		default:
+			return true
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*timeout)
+	defer cancel()
+	err := c.WaitSession(ctx)
+	if !IsSessionLoss(err) {
+		t.Fatalf("WaitSession: %v, want the session's loss", err)
+	}
+	if took := time.Since(cut); took < timeout || took > 3*timeout {
+		t.Errorf("lost %s after the cut, want just over the timeout %s", took, timeout)
+	}
+}

@@ -3,6 +3,7 @@ package zkconn
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -18,6 +19,10 @@ type session struct {
 	lost      chan struct{} // closed once, when the session is lost for good
 	lostErr   error
 	sessionID func() int64
+	// downSince is when the connection last dropped; zero while up. The
+	// keepalive declares the session lost once it has been down for
+	// longer than the session timeout (see expireIfDown).
+	downSince time.Time
 }
 
 func newSession() *session {
@@ -41,6 +46,7 @@ func (s *session) onEvent(ev zk.Event) {
 		if s.id == 0 {
 			s.id = id
 		}
+		s.downSince = time.Time{}
 		select {
 		case <-s.up:
 		default:
@@ -54,6 +60,7 @@ func (s *session) onEvent(ev zk.Event) {
 		select {
 		case <-s.up:
 			s.up = make(chan struct{})
+			s.downSince = time.Now()
 		default:
 		}
 	case ev.Type == zk.EventNotWatching && ev.Err == zk.ErrSessionExpired:
@@ -89,4 +96,19 @@ func (s *session) err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lostErr
+}
+
+// expireIfDown marks the session lost when no connection has carried it
+// for longer than timeout: the ensemble has certainly expired it by then,
+// even if go-zookeeper never gets to hear so (a server that closes every
+// handshake, an ensemble that stays out of reach). Without this, a caller
+// waiting for the session to come back would wait forever.
+func (s *session) expireIfDown(now time.Time, timeout time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.downSince.IsZero() || timeout <= 0 || now.Sub(s.downSince) <= timeout {
+		return
+	}
+	s.markLostLocked(fmt.Errorf("%w: no server has carried session 0x%x for %s, longer than its timeout %s",
+		ErrSessionLost, s.id, now.Sub(s.downSince).Round(time.Millisecond), timeout))
 }

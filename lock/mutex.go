@@ -80,6 +80,11 @@ func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, d
 			return "", fmt.Errorf("%w: %s cannot hold a lock queue", ErrEphemeralParent, path)
 		case zkconn.IsConnectionLoss(err):
 			node, err := findOwn(ctx, c, path, stem)
+			if err != nil && !errors.As(err, new(*zkconn.OpError)) {
+				// Lost with the session (a server that closed it for want
+				// of authentication, say): say which request it cost.
+				err = &zkconn.OpError{Op: zkconn.OpCreate, Path: zkconn.Join(path, stem), Err: err}
+			}
 			if err != nil {
 				return "", err
 			}

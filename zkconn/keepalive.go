@@ -1,6 +1,7 @@
 package zkconn
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -66,6 +67,7 @@ func (c *Client) keepalive() {
 		now := time.Now()
 		c.dropIfSilent(now, silence)
 		c.sess.expireIfDown(now, t)
+		c.giveUpIfRefused()
 		if !now.Before(nextSync) {
 			nextSync = now.Add(every)
 			if !inFlight {
@@ -99,6 +101,33 @@ func (c *Client) learnMode() {
 		c.wire.mu.Unlock()
 	}
 }
+
+// maxRefusals is how many connections in a row may carry the session and
+// end without a single reply before the session counts as refused.
+const maxRefusals = 3
+
+// giveUpIfRefused ends the session when the server keeps taking it back
+// and closing the connection without answering (see trackedConn.ended):
+// every request would fail as a dropped connection and be retried
+// forever.
+func (c *Client) giveUpIfRefused() {
+	c.wire.mu.Lock()
+	n, auth := c.wire.refusals, c.wire.authRequired
+	c.wire.mu.Unlock()
+	if auth {
+		c.sess.fail(errSessionRequiresAuth)
+		return
+	}
+	if n >= maxRefusals {
+		c.sess.fail(fmt.Errorf("%w: %s closed the connection %d times in a row before answering any request; it may require authentication (enforce.auth)",
+			ErrPermission, c.conn.Server(), n))
+	}
+}
+
+// errSessionRequiresAuth is the server's own error for a session it closed
+// for want of authentication, in the form go-zookeeper gives codes it has
+// no name for, so that OpError words it like the reply itself.
+var errSessionRequiresAuth = fmt.Errorf("%s%d", codeUnknownPrefix, codeSessionRequiresAuth)
 
 // configNode is where a server publishes its ensemble's membership. It is
 // outside any chroot.

@@ -274,20 +274,6 @@ func (c *Client) saslFailed(err error) {
 	}
 }
 
-// established reports whether a session was ever up.
-func (s *session) established() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.id != 0
-}
-
-// fail ends the session for good with err.
-func (s *session) fail(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.markLostLocked(err)
-}
-
 // saslLogin gets a login's own credentials before any server is
 // contacted, for the logins that have any (a Kerberos TGT).
 func saslLogin(l SASLLogin) error {

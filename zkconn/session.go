@@ -77,6 +77,20 @@ func (s *session) markLostLocked(err error) {
 	}
 }
 
+// established reports whether a session was ever up.
+func (s *session) established() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id != 0
+}
+
+// fail ends the session for good with err.
+func (s *session) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markLostLocked(err)
+}
+
 // setID records the established session once Dial has seen it.
 func (s *session) setID(id int64) {
 	s.mu.Lock()

@@ -39,6 +39,11 @@ type wireTracker struct {
 	// standalone is set once the server is known to run alone: then it is
 	// its own leader, and every reply certifies its request (quorum.go).
 	standalone bool
+	// refusals counts the connections in a row that carried the session
+	// and ended with no successful reply (see trackedConn.ended).
+	refusals int
+	// authRequired: a reply said the server demands authentication.
+	authRequired bool
 	// cur is the connection go-zookeeper uses now: the last one dialled.
 	cur *trackedConn
 	// created maps the paths of nodes this session created to the zxid of
@@ -74,8 +79,11 @@ type trackedConn struct {
 	answered  []completion // recent requests that got a reply, in order
 	handshook bool         // the ConnectResponse has arrived
 	dropped   bool         // closed by the keepalive for silence
-	out       frameReader  // client → server
-	in        frameReader  // server → client
+	// answeredAny: a reply came on this connection after the handshake;
+	// counted: its end was counted as a refusal (see ended).
+	answeredAny, counted bool
+	out                  frameReader // client → server
+	in                   frameReader // server → client
 }
 
 // request is what the tracker remembers of a request until its reply.
@@ -129,7 +137,28 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 		})
 		c.mu.Unlock()
 	}
+	if err != nil {
+		c.ended()
+	}
 	return n, err
+}
+
+// ended counts a connection that carried the session but ended before
+// the server answered anything on it successfully, not even a ping: a
+// server that
+// demands authentication (enforce.auth) closes the connection at the
+// first request, and go-zookeeper resumes the session on a new one, over
+// and over. A reply on any connection resets the count (see refused).
+func (c *trackedConn) ended() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counted || !c.handshook || c.answeredAny {
+		return
+	}
+	c.counted = true
+	c.t.mu.Lock()
+	c.t.refusals++
+	c.t.mu.Unlock()
 }
 
 // The handshake deadline. go-zookeeper waits for a ConnectResponse for ten
@@ -216,9 +245,21 @@ func (c *trackedConn) reply(frame []byte, replied time.Time) {
 		certified = req.sent
 	}
 	c.remember(completion{sent: req.sent, replied: replied})
+	if ok {
+		c.answeredAny = true
+	}
 
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
+	switch {
+	case ok:
+		c.t.refusals = 0
+	case len(frame) >= 16 && int32(binary.BigEndian.Uint32(frame[12:16])) == codeSessionRequiresAuth:
+		// The server closes the session of a client that has not
+		// authenticated, and says so in this reply only; the request
+		// that carried it may be the keepalive's, not the caller's.
+		c.t.authRequired = true
+	}
 	if req.sent.After(c.t.lastHeard) {
 		c.t.lastHeard = req.sent
 	}

@@ -17,7 +17,7 @@ func TestDescribe(t *testing.T) {
 		e    lock.Entry
 		want string
 	}{
-		{es[0], "deploy@web-3 pid 81233 (sh -c 'echo hi') (in the queue since " + es[0].Owner.Since.Local().Format(time.RFC3339) + ")"},
+		{es[0], "deploy@web-3 pid 81233 (sh -c 'echo hi') since " + es[0].Owner.Since.Local().Format(time.RFC3339)},
 		{acquired, "deploy@web-3 pid 81233 (sh -c 'echo hi') since " + acquired.Owner.Acquired.Local().Format(time.RFC3339)},
 		{es[1], `kazoo client "worker-7" (node ` + es[1].Name + ")"},
 	} {

@@ -70,7 +70,13 @@ func (c *Client) keepalive() {
 		c.giveUpIfRefused()
 		if !now.Before(nextSync) {
 			nextSync = now.Add(every)
-			if !inFlight {
+			// Only on a connection that carries the session: a request
+			// queued while there is none would go out with the
+			// reconnect, and go-zookeeper reads the last zxid for its
+			// set-watches packet while its receive loop already writes
+			// it from that request's reply (a data race in the library,
+			// reported by the race detector).
+			if !inFlight && c.sess.isUp() {
 				inFlight = true
 				// The request cannot be cancelled; it ends with its
 				// reply, or when Close flushes it.

@@ -100,6 +100,16 @@ func (s *session) setID(id int64) {
 	s.mu.Unlock()
 }
 
+// isUp reports whether a connection carries the session now.
+func (s *session) isUp() bool {
+	select {
+	case <-s.upChan():
+		return true
+	default:
+		return false
+	}
+}
+
 func (s *session) upChan() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()

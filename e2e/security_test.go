@@ -354,12 +354,12 @@ func TestListSkipsUnreadable(t *testing.T) {
 	}
 
 	out, err = zklock(t, "list", "--json", "--path", root).Output()
-	var list struct {
+	var listed struct {
 		Locks   []struct{ Path string }
 		Skipped []string
 	}
-	if err != nil || json.Unmarshal(out, &list) != nil || len(list.Locks) != 1 || list.Locks[0].Path != root+"/open/job" ||
-		strings.Join(list.Skipped, " ") != strings.Join(wantSkipped, " ") {
+	if err != nil || json.Unmarshal(out, &listed) != nil || len(listed.Locks) != 1 || listed.Locks[0].Path != root+"/open/job" ||
+		strings.Join(listed.Skipped, " ") != strings.Join(wantSkipped, " ") {
 		t.Errorf("list --json: %v\n%s", err, out)
 	}
 

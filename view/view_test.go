@@ -55,11 +55,11 @@ func TestJSON(t *testing.T) {
 	if err := TreeJSON(&b, lock.Tree{Queues: []lock.Queue{{Path: "/locks/a", Entries: es[:2]}}}); err != nil {
 		t.Fatal(err)
 	}
-	var list ListJSON
-	if err := json.Unmarshal(b.Bytes(), &list); err != nil || list.Skipped == nil {
+	var listed ListJSON
+	if err := json.Unmarshal(b.Bytes(), &listed); err != nil || listed.Skipped == nil {
 		t.Fatalf("%v: %s", err, b.String())
 	}
-	qs := list.Locks
+	qs := listed.Locks
 	e := qs[0].Entries
 	if len(qs) != 1 || len(e) != 2 || e[0].State != "holding" || !e[0].Zklock || e[0].Flavor != "curator" ||
 		e[0].PID != 81233 || e[0].Session != "0x10" || e[1].Zklock || e[1].Client != "worker-7" ||

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/lockexec"
 )
 
 func lockPath(t *testing.T) string { return zktest.TestPath(t, "/cli") }
@@ -41,11 +42,6 @@ func zklockCmd(args ...string) (*exec.Cmd, error) {
 	return c, nil
 }
 
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	zktest.Eventually(t, within, what, cond)
-}
-
 func rawZK(t *testing.T) *zk.Conn { return zktest.DialT(t, server.Addrs()) }
 
 func queueLen(conn *zk.Conn, path string) int {
@@ -60,7 +56,7 @@ func queueLen(conn *zk.Conn, path string) int {
 // container is reaped once it is empty.
 func assertGone(t *testing.T, conn *zk.Conn, path string) {
 	t.Helper()
-	waitFor(t, 10*time.Second, path+" to be reaped", func() bool {
+	zktest.Eventually(t, 10*time.Second, path+" to be reaped", func() bool {
 		ok, _, err := conn.Exists(path)
 		return err == nil && !ok
 	})
@@ -85,7 +81,7 @@ func startHolderArgs(t *testing.T, args []string) *exec.Cmd {
 		h.Process.Signal(syscall.SIGTERM)
 		h.Wait()
 	})
-	waitFor(t, 10*time.Second, "the holder to hold", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the holder to hold", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "held"))
 		return err == nil
 	})
@@ -134,8 +130,7 @@ func TestSignalWhileWaiting(t *testing.T) {
 	path := lockPath(t)
 	conn := rawZK(t)
 	startHolder(t, path)
-	sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
-		syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+	sigs := lockexec.Forwarded
 	dir := t.TempDir()
 	var waiters []*exec.Cmd
 	for i := range sigs {
@@ -146,7 +141,7 @@ func TestSignalWhileWaiting(t *testing.T) {
 			t.Fatal(err)
 		}
 		waiters = append(waiters, w)
-		waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == i+2 })
+		zktest.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == i+2 })
 	}
 	for i, sig := range sigs {
 		start := time.Now()
@@ -170,18 +165,17 @@ func TestSignalWhileWaiting(t *testing.T) {
 // TestSignalsForwarded: each signal sent to zklock reaches the command
 // exactly once, and zklock exits with the command's own code.
 func TestSignalsForwarded(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
-		syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2} {
-		t.Run(strings.TrimPrefix(zkSignalName(sig), "SIG"), func(t *testing.T) {
+	for _, sig := range lockexec.Forwarded {
+		t.Run(strings.TrimPrefix(lockexec.SignalName(sig), "SIG"), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			name := strings.TrimPrefix(zkSignalName(sig), "SIG")
+			name := strings.TrimPrefix(lockexec.SignalName(sig), "SIG")
 			script := fmt.Sprintf(`trap 'echo %s >> "$1/got"; exit 7' %s; touch "$1/ready"; while :; do sleep 0.05; done`, name, name)
 			c := zklock(t, "run", "--path", lockPath(t), "--", "sh", "-c", script, "sh", dir)
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 10*time.Second, "the command to start", func() bool {
+			zktest.Eventually(t, 10*time.Second, "the command to start", func() bool {
 				_, err := os.Stat(filepath.Join(dir, "ready"))
 				return err == nil
 			})
@@ -195,12 +189,6 @@ func TestSignalsForwarded(t *testing.T) {
 			}
 		})
 	}
-}
-
-func zkSignalName(s syscall.Signal) string {
-	return map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM",
-		syscall.SIGHUP: "SIGHUP", syscall.SIGQUIT: "SIGQUIT", syscall.SIGUSR1: "SIGUSR1",
-		syscall.SIGUSR2: "SIGUSR2"}[s]
 }
 
 // TestNothingLeftBehind covers every way a run can end without the lock
@@ -238,7 +226,7 @@ func TestNothingLeftBehind(t *testing.T) {
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	zktest.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
 	w.Process.Signal(syscall.SIGINT)
 	if code := zktest.ExitCodeT(t, w.Wait()); code != 130 {
 		t.Errorf("SIGINT while waiting: exit %d", code)

@@ -58,7 +58,7 @@ func stopEnsemble() {
 func connectedServer(t *testing.T, c *zktest.Cluster, session string) *zktest.Server {
 	t.Helper()
 	var found *zktest.Server
-	waitFor(t, 10*time.Second, "the session's server", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the session's server", func() bool {
 		for _, s := range c.Servers() {
 			if !s.Running() {
 				continue
@@ -90,7 +90,7 @@ func runAcross(t *testing.T, c *zktest.Cluster, timeout string, script string) (
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	r.wait = cmd.Wait
 	p := filepath.Join(dir, "session")
-	waitFor(t, 10*time.Second, "the command to start", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the command to start", func() bool {
 		b, _ := os.ReadFile(p)
 		return bytes.HasSuffix(b, []byte("\n"))
 	})

@@ -28,7 +28,7 @@ func TestHugeCommandLine(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Process.Kill() })
 	goFile := args[7]
-	waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(goFile + ".started") })
+	zktest.Eventually(t, 10*time.Second, "the command", func() bool { return fileExists(goFile + ".started") })
 	conn := rawZK(t)
 	ch, _, err := conn.Children(path)
 	if err != nil || len(ch) != 1 {

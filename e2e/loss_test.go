@@ -52,19 +52,6 @@ func lastStamp(t *testing.T, p string) int64 {
 	return last
 }
 
-func pidAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	// A zombie is dead for our purposes; /proc/PID/stat says "Z".
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
-}
-
 func readPid(t *testing.T, p string) int {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -102,7 +89,7 @@ func startPairScript(t *testing.T, script string, holderArgs, waiterArgs []strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.holder.Process.Kill() })
-	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(p.dir, "started")) })
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(p.dir, "started")) })
 	p.waiter = zklock(t, append(append(waiterArgs, "run", "--path", p.path, "--"), guarded(p.dir, `date +%s%N > "$D/waiter"`)...)...)
 	p.waiter.Env = append(p.waiter.Env, "D="+p.dir)
 	p.waiter.Stderr = &p.waiterErr
@@ -110,7 +97,7 @@ func startPairScript(t *testing.T, script string, holderArgs, waiterArgs []strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.waiter.Process.Kill() })
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queue(p.path) == 2 })
+	zktest.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return queue(p.path) == 2 })
 	return p
 }
 
@@ -135,7 +122,7 @@ func (p *pair) waiterNext(t *testing.T) time.Duration {
 		}
 		t.Fatalf("waiter exit %d: %s", code, p.waiterErr.String())
 	}
-	if gc := readPid(t, filepath.Join(p.dir, "grandchild")); pidAlive(gc) {
+	if gc := readPid(t, filepath.Join(p.dir, "grandchild")); zktest.ProcessAlive(gc) {
 		t.Errorf("the holder's grandchild %d outlived the lock", gc)
 	}
 	gap := time.Duration(lastStamp(t, filepath.Join(p.dir, "waiter")) - lastStamp(t, filepath.Join(p.dir, "holder")))
@@ -212,7 +199,7 @@ func TestServerRestart(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	zktest.Eventually(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
 	s := server.Server(0)
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
@@ -237,7 +224,7 @@ func TestKillZklock(t *testing.T) {
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
 	waiter := zklock(t, append([]string{"run", "--path", path, "--"}, guarded(dir, `date +%s%N > "$D/waiter"`)...)...)
 	waiter.Env = append(waiter.Env, "D="+dir)
 	if err := waiter.Start(); err != nil {
@@ -245,14 +232,14 @@ func TestKillZklock(t *testing.T) {
 	}
 	defer waiter.Process.Kill()
 	conn := rawZK(t)
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	zktest.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
 
 	child, grandchild := readPid(t, filepath.Join(dir, "child")), readPid(t, filepath.Join(dir, "grandchild"))
 	killed := time.Now()
 	holder.Process.Signal(syscall.SIGKILL)
 	holder.Wait()
-	waitFor(t, time.Second, "the command tree to die with zklock", func() bool {
-		return !pidAlive(child) && !pidAlive(grandchild)
+	zktest.Eventually(t, time.Second, "the command tree to die with zklock", func() bool {
+		return !zktest.ProcessAlive(child) && !zktest.ProcessAlive(grandchild)
 	})
 	t.Logf("command tree gone %s after SIGKILL", time.Since(killed).Round(time.Millisecond))
 	if code := zktest.ExitCodeT(t, waiter.Wait()); code != 0 {
@@ -299,7 +286,7 @@ func startUndisturbed(t *testing.T, servers, sleep string) func() {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	zktest.Eventually(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
 	return func() {
 		t.Helper()
 		if code := zktest.ExitCodeT(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {

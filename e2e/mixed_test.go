@@ -28,7 +28,7 @@ func TestMixedRecipesRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path, dir := lockPath(t), t.TempDir()
 			holder, holderErr := startGated(t, dir, "h", append(append([]string{"run"}, tc.holder...), "--path", path)...)
-			waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+			zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
 			before := nodesUnder(t, path)
 			late, lateErr := startGated(t, dir, "l", append(append([]string{"run"}, tc.late...), "--path", path)...)
 			wantExit(t, late, lateErr, 64, "the other recipe")

@@ -234,7 +234,7 @@ func runPartition(t *testing.T, c *zktest.Cluster, pc partitionCase) {
 	}
 	holderDone := waitAsync(holder)
 	t.Cleanup(func() { holder.Process.Kill() })
-	waitFor(t, 15*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	zktest.Eventually(t, 15*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
 	for _, p := range others {
 		p.Heal()
 	}
@@ -258,7 +258,7 @@ func runPartition(t *testing.T, c *zktest.Cluster, pc partitionCase) {
 	waiterDone := waitAsync(waiter)
 	t.Cleanup(func() { waiter.Process.Kill() })
 	conn := zktest.DialT(t, majority)
-	waitFor(t, 15*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	zktest.Eventually(t, 15*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
 
 	cutAt := time.Now()
 	modes := watchModes(c, cutAt)
@@ -306,7 +306,7 @@ func runPartition(t *testing.T, c *zktest.Cluster, pc partitionCase) {
 		}
 	}
 	if gc := filepath.Join(dir, "grandchild"); fileExists(gc) {
-		if pid := readPid(t, gc); pidAlive(pid) {
+		if pid := readPid(t, gc); zktest.ProcessAlive(pid) {
 			t.Errorf("the holder's grandchild %d is still alive", pid)
 		}
 	}

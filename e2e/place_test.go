@@ -74,9 +74,9 @@ func gatedPair(t *testing.T, dir, path, first, second string) (holder *exec.Cmd,
 	t.Helper()
 	conn := rawZK(t)
 	holder, holderErr = startGated(t, dir, first, "run", "--path", path)
-	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, first+".started")) })
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, first+".started")) })
 	waiter, waiterErr = startGated(t, dir, second, "run", "--path", path)
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	zktest.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
 	return holder, holderErr, waiter, waiterErr
 }
 
@@ -86,7 +86,7 @@ func runsInTurn(t *testing.T, dir string, holder *exec.Cmd, holderErr *syncBuffe
 	t.Helper()
 	touch(t, filepath.Join(dir, "h"))
 	wantExit(t, holder, holderErr, 0, "holder")
-	waitFor(t, 10*time.Second, "the waiter's command", func() bool { return fileExists(filepath.Join(dir, "w.started")) })
+	zktest.Eventually(t, 10*time.Second, "the waiter's command", func() bool { return fileExists(filepath.Join(dir, "w.started")) })
 	touch(t, filepath.Join(dir, "w"))
 	wantExit(t, waiter, waiterErr, 0, "waiter")
 	if n := strings.Count(waiterErr.String(), "lost its place"); n != 1 {
@@ -111,7 +111,7 @@ func TestDeletedWaiterRejoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back in the queue with a new node, while the holder still runs.
-	waitFor(t, 10*time.Second, "the waiter to join again", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the waiter to join again", func() bool {
 		ch, _, _ := conn.Children(path)
 		q := lock.Contenders(ch)
 		return len(q) == 2 && q[1].Name != old
@@ -130,9 +130,9 @@ func TestDeletedLockRecheckedBeforeRun(t *testing.T) {
 	conn := rawZK(t)
 	dirB := t.TempDir() // /b's holder has a detector of its own
 	holderB, holderBErr := startGated(t, dirB, "hb", "run", "--path", b)
-	waitFor(t, 10*time.Second, "the holder of /b", func() bool { return fileExists(filepath.Join(dirB, "hb.started")) })
+	zktest.Eventually(t, 10*time.Second, "the holder of /b", func() bool { return fileExists(filepath.Join(dirB, "hb.started")) })
 	both, bothErr := startGated(t, dir, "w", "run", "--path", a, "--path", b)
-	waitFor(t, 10*time.Second, "the job to hold /a and wait for /b", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the job to hold /a and wait for /b", func() bool {
 		return queueLen(conn, a) == 1 && queueLen(conn, b) == 2
 	})
 	ch, _, err := conn.Children(a)
@@ -143,16 +143,16 @@ func TestDeletedLockRecheckedBeforeRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, otherErr := startGated(t, dir, "o", "run", "--path", a)
-	waitFor(t, 10*time.Second, "the other job's command", func() bool { return fileExists(filepath.Join(dir, "o.started")) })
+	zktest.Eventually(t, 10*time.Second, "the other job's command", func() bool { return fileExists(filepath.Join(dir, "o.started")) })
 	// Free /b: the first job takes it, finds /a gone, and queues again.
 	touch(t, filepath.Join(dirB, "hb"))
 	wantExit(t, holderB, holderBErr, 0, "holder of /b")
-	waitFor(t, 10*time.Second, "the job to queue again behind the other", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the job to queue again behind the other", func() bool {
 		return queueLen(conn, a) == 2 && strings.Contains(bothErr.String(), "lost its place")
 	})
 	touch(t, filepath.Join(dir, "o"))
 	wantExit(t, other, otherErr, 0, "the job now holding /a")
-	waitFor(t, 10*time.Second, "the first job's command", func() bool { return fileExists(filepath.Join(dir, "w.started")) })
+	zktest.Eventually(t, 10*time.Second, "the first job's command", func() bool { return fileExists(filepath.Join(dir, "w.started")) })
 	touch(t, filepath.Join(dir, "w"))
 	wantExit(t, both, bothErr, 0, "the job with both paths")
 }
@@ -168,7 +168,7 @@ func TestHeldSinceAcquisition(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	touch(t, filepath.Join(dir, "a"))
 	wantExit(t, first, firstErr, 0, "first holder")
-	waitFor(t, 10*time.Second, "the second holder", func() bool { return fileExists(filepath.Join(dir, "b.started")) })
+	zktest.Eventually(t, 10*time.Second, "the second holder", func() bool { return fileExists(filepath.Join(dir, "b.started")) })
 	acquired := time.Now()
 	stamp := func(at time.Time) []string {
 		var out []string
@@ -178,7 +178,7 @@ func TestHeldSinceAcquisition(t *testing.T) {
 		return out
 	}
 	var msg string
-	waitFor(t, 10*time.Second, "the busy message to give the acquisition time", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the busy message to give the acquisition time", func() bool {
 		out, _ := zklock(t, "tryrun", "--path", path, "--", "true").CombinedOutput()
 		msg = string(out)
 		for _, s := range stamp(acquired) {
@@ -205,11 +205,11 @@ func expireWaiter(t *testing.T, dir, path string, waiterArgs ...string) (holder 
 	conn := rawZK(t)
 	proxy := zktest.NewProxyT(t, server.Addrs()[0])
 	holder, holderErr = startGated(t, dir, "h", "run", "--path", path)
-	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
 	waiter, waiterErr = startGated(t, dir, "w", append([]string{"--servers", proxy.Addr(), "--session-timeout", "2s"}, waiterArgs...)...)
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
+	zktest.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, path) == 2 })
 	proxy.Cut()
-	waitFor(t, 15*time.Second, "the waiter's session to expire", func() bool { return queueLen(conn, path) == 1 })
+	zktest.Eventually(t, 15*time.Second, "the waiter's session to expire", func() bool { return queueLen(conn, path) == 1 })
 	proxy.Heal()
 	return holder, holderErr, waiter, waiterErr
 }
@@ -222,7 +222,7 @@ func TestWaiterLosesSession(t *testing.T) {
 	path, dir := lockPath(t), t.TempDir()
 	conn := rawZK(t)
 	holder, holderErr, waiter, waiterErr := expireWaiter(t, dir, path, "run", "--path", path)
-	waitFor(t, 15*time.Second, "the waiter to join again", func() bool { return queueLen(conn, path) == 2 })
+	zktest.Eventually(t, 15*time.Second, "the waiter to join again", func() bool { return queueLen(conn, path) == 2 })
 	if fileExists(filepath.Join(dir, "w.started")) {
 		t.Fatal("the waiter ran while the holder held the lock")
 	}

@@ -93,7 +93,7 @@ sleep 0.03; rmdir "$D/writer"`
 		readers = append(readers, c)
 	}
 	conn := rawZK(t)
-	waitFor(t, 10*time.Second, "the readers to queue", func() bool { return queueLen(conn, path) == 5 })
+	zktest.Eventually(t, 10*time.Second, "the readers to queue", func() bool { return queueLen(conn, path) == 5 })
 	gate.Process.Signal(syscall.SIGTERM)
 	gate.Wait()
 	for _, c := range readers {
@@ -144,7 +144,7 @@ while [ ! -e "$D/go" ]; do sleep 0.02; done; rmdir "$D/h.$$"`
 		m, _ := filepath.Glob(filepath.Join(dir, "h.*"))
 		return len(m)
 	}
-	waitFor(t, 10*time.Second, "three holders and a waiter", func() bool {
+	zktest.Eventually(t, 10*time.Second, "three holders and a waiter", func() bool {
 		return running() == 3 && queueLen(conn, path+"/leases") == 4 && queueLen(conn, path+"/locks") == 1
 	})
 	// A different limit is refused while the holders agree on 3.

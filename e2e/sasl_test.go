@@ -167,7 +167,7 @@ func TestSASLDigestKeptAcrossRestart(t *testing.T) {
 		h.Process.Signal(syscall.SIGKILL)
 		<-exited
 	}()
-	waitFor(t, 10*time.Second, "the holder to hold", func() bool { return fileExists(filepath.Join(dir, "held")) })
+	zktest.Eventually(t, 10*time.Second, "the holder to hold", func() bool { return fileExists(filepath.Join(dir, "held")) })
 
 	s := c.Server(0)
 	if err := s.Kill(); err != nil {
@@ -176,7 +176,7 @@ func TestSASLDigestKeptAcrossRestart(t *testing.T) {
 	if err := s.Restart(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the holder to log in again", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the holder to log in again", func() bool {
 		log, err := os.ReadFile(s.LogPath())
 		if err != nil {
 			return false

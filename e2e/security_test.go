@@ -51,7 +51,7 @@ func TestAuthFileHidesPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { h.Process.Signal(syscall.SIGTERM); h.Wait() }()
-	waitFor(t, 10*time.Second, "the holder to hold", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the holder to hold", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "held"))
 		return err == nil
 	})
@@ -400,7 +400,7 @@ func TestDigitNamedLockPath(t *testing.T) {
 	}
 	t.Cleanup(func() { waiter.Process.Signal(syscall.SIGTERM); waiter.Wait() })
 	conn := rawZK(t)
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, deploy) == 2 })
+	zktest.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return queueLen(conn, deploy) == 2 })
 	// A persistent lock path with a Kazoo holder.
 	build := root + "/build-1732377601"
 	if _, err := conn.Create(build, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -472,7 +472,7 @@ func TestProtect(t *testing.T) {
 	if err := conn.Delete(root+"/witness/x", -1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the server to reap an empty container", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the server to reap an empty container", func() bool {
 		ok, _, err := conn.Exists(root + "/witness")
 		return err == nil && !ok
 	})

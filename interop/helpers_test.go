@@ -20,8 +20,6 @@ import (
 // lockPath gives each test its own lock path.
 func lockPath(t *testing.T) string { return zktest.TestPath(t, "/interop") }
 
-func exitCodeOf(err error) (int, error) { return zktest.ExitCode(err) }
-
 // runnerArgv is the command line of a peer runner ("curator" or "kazoo").
 // A missing prerequisite fails the test: these tests never skip.
 func runnerArgv(t *testing.T, runner string) []string {
@@ -170,7 +168,7 @@ func (a *arena) run(who string, argv []string) {
 	c.Env = a.env(who)
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
-	code, err := exitCodeOf(c.Run())
+	code, err := zktest.ExitCode(c.Run())
 	switch {
 	case err != nil:
 		a.fail("%s: %v", who, err)

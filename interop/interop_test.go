@@ -235,7 +235,7 @@ func TestListForeignClients(t *testing.T) {
 		c := exec.Command(zklockBin(t), "tryrun", "--flavor", flavor, "--path", path, "--", "true")
 		c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString())
 		out, err := c.CombinedOutput()
-		code, err := exitCodeOf(err)
+		code, err := zktest.ExitCode(err)
 		if err != nil {
 			t.Fatal(err)
 		}

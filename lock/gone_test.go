@@ -56,12 +56,12 @@ func TestDeletedWaiterDoesNotHold(t *testing.T) {
 			back := acquireAsync(ctx, t, path, Request{Data: zdata()})
 			conn := raw(t)
 			var q []Contender
-			eventually(t, 10*time.Second, "two waiters to watch", func() bool {
+			zktest.Eventually(t, 10*time.Second, "two waiters to watch", func() bool {
 				q = queueOf(t, conn, path)
 				return len(q) == 3
 			})
 			// Let the waiters set their watches (a few ms), then delete.
-			eventually(t, 10*time.Second, "the watches", func() bool {
+			zktest.Eventually(t, 10*time.Second, "the watches", func() bool {
 				return watchers(t, path+"/"+q[0].Name) == 1 && watchers(t, path+"/"+q[1].Name) == 2 &&
 					watchers(t, path+"/"+q[2].Name) == 1
 			})
@@ -81,8 +81,8 @@ func TestDeletedWaiterDoesNotHold(t *testing.T) {
 			}
 			// Now delete a waiter's node while it waits behind a live holder.
 			waiter = acquireAsync(ctx, t, path, Request{Mode: mode, Data: zdata()})
-			eventually(t, 10*time.Second, "a waiter", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
-			eventually(t, 10*time.Second, "its watches", func() bool { return watchers(t, path+"/"+q[1].Name) == 1 })
+			zktest.Eventually(t, 10*time.Second, "a waiter", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
+			zktest.Eventually(t, 10*time.Second, "its watches", func() bool { return watchers(t, path+"/"+q[1].Name) == 1 })
 			if err := conn.Delete(path+"/"+q[1].Name, -1); err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestDeletedLeaseDoesNotHold(t *testing.T) {
 	var q []Contender
 	// Whether the waiter has listed the leases yet or not, it must find
 	// its lease gone: wchp cannot show its child watch, and need not.
-	eventually(t, 10*time.Second, "the waiter's lease", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the waiter's lease", func() bool {
 		q = queueOf(t, conn, path+"/leases")
 		return len(q) == 2
 	})

@@ -44,18 +44,12 @@ func client(t *testing.T) *zkconn.Client { return dial(t, server.ConnectString()
 // independently of the code under test.
 func raw(t *testing.T) *zk.Conn { return zktest.DialT(t, server.Addrs()) }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	zktest.Eventually(t, within, what, cond)
-}
-
 // assertGone proves nothing is left: the lock path and its parent containers
 // are reaped by the server once empty.
 func assertGone(t *testing.T, path string) {
 	t.Helper()
 	conn := raw(t)
-	eventually(t, 10*time.Second, path+" to be reaped", func() bool {
+	zktest.Eventually(t, 10*time.Second, path+" to be reaped", func() bool {
 		ok, _, err := conn.Exists(path)
 		return err == nil && !ok
 	})

@@ -72,7 +72,7 @@ func TestFIFOOrder(t *testing.T) {
 			l.Release(ctxT(t, 5*time.Second))
 		}(i)
 		// Join one at a time so the queue order is known.
-		eventually(t, 5*time.Second, "waiter to queue", func() bool {
+		zktest.Eventually(t, 5*time.Second, "waiter to queue", func() bool {
 			ch, _, _ := conn.Children(path)
 			return len(ch) == i+2
 		})
@@ -121,7 +121,7 @@ func TestHerdFree(t *testing.T) {
 		}()
 	}
 	var watched map[string][]int64
-	eventually(t, 10*time.Second, "every waiter to watch", func() bool {
+	zktest.Eventually(t, 10*time.Second, "every waiter to watch", func() bool {
 		watched, err = zktest.Wchp(ctx, addr)
 		n := 0
 		for p, s := range watched {
@@ -292,7 +292,7 @@ func TestProtectedCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy.DropReplyAfter(1) // opcode 1: create
+	proxy.DropReplyAfter(zktest.OpCreate)
 	done := make(chan error, 1)
 	var l *Lease
 	go func() {
@@ -306,7 +306,7 @@ func TestProtectedCreate(t *testing.T) {
 		t.Fatal("the proxy never dropped a create reply")
 	}
 	conn := raw(t)
-	eventually(t, 10*time.Second, "our node to be queued once", func() bool {
+	zktest.Eventually(t, 10*time.Second, "our node to be queued once", func() bool {
 		ch, _, _ := conn.Children(path)
 		return len(ch) == 2
 	})

@@ -40,7 +40,7 @@ func TestSharedLock(t *testing.T) {
 		wDone <- w
 	}()
 	conn := raw(t)
-	eventually(t, 5*time.Second, "the writer to queue", func() bool {
+	zktest.Eventually(t, 5*time.Second, "the writer to queue", func() bool {
 		ch, _, _ := conn.Children(path)
 		return len(ch) == 3
 	})
@@ -110,13 +110,13 @@ func TestSharedHerdFree(t *testing.T) {
 			l.Release(ctx)
 		}()
 		// Join one at a time so the queue order is kinds' order.
-		eventually(t, 5*time.Second, "the waiter to queue", func() bool {
+		zktest.Eventually(t, 5*time.Second, "the waiter to queue", func() bool {
 			ch, _, _ := conn.Children(path)
 			return len(ch) == i+2
 		})
 	}
 	var watched map[string][]int64
-	eventually(t, 10*time.Second, "every waiter to watch", func() bool {
+	zktest.Eventually(t, 10*time.Second, "every waiter to watch", func() bool {
 		watched, _ = zktest.Wchp(ctx, addr)
 		n := 0
 		for p, s := range watched {
@@ -200,13 +200,13 @@ func TestSemaphore(t *testing.T) {
 		}()
 	}
 	conn := raw(t)
-	eventually(t, 10*time.Second, "the waiters to queue", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the waiters to queue", func() bool {
 		ch, _, _ := conn.Children(path + "/locks")
 		return len(ch) == waiters
 	})
 	// One mutex holder with a child watch on the leases; the other
 	// waiters each watch one mutex node, and their own.
-	eventually(t, 10*time.Second, "the watches", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the watches", func() bool {
 		after, _ := zktest.Mntr(ctx, addr)
 		return atoi(t, after["zk_watch_count"])-atoi(t, before["zk_watch_count"]) == 2*waiters-1
 	})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // TestWatchdogStopsUnrenewedCommand: zklock stops renewing the watchdog's
@@ -43,7 +45,7 @@ func unrenewed(t *testing.T, script string, stop, kill, notBefore time.Duration)
 		t.Errorf("the command's group was gone after %s, before %s", took, notBefore)
 	}
 	for _, pid := range tree {
-		if procAlive(pid) {
+		if zktest.ProcessAlive(pid) {
 			t.Errorf("pid %d survived the watchdog", pid)
 		}
 	}

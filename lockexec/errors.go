@@ -32,7 +32,7 @@ type ExitError struct {
 
 func (e *ExitError) Error() string {
 	if e.Signal != 0 {
-		return "command killed by " + signalName(e.Signal)
+		return "command killed by " + SignalName(e.Signal)
 	}
 	return fmt.Sprintf("command exited with status %d", e.Code)
 }

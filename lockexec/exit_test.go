@@ -33,13 +33,13 @@ func TestExitCodePassthrough(t *testing.T) {
 
 func TestKilledBySignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		s, _ := shSpec(t, "kill -"+strings.TrimPrefix(signalName(sig), "SIG")+" $$; sleep 5")
+		s, _ := shSpec(t, "kill -"+strings.TrimPrefix(SignalName(sig), "SIG")+" $$; sleep 5")
 		err := Run(context.Background(), s)
 		var ee *ExitError
 		if !errors.As(err, &ee) || ee.Code != 128+int(sig) || ee.Signal != sig {
 			t.Fatalf("%v: got %#v (%v)", sig, err, err)
 		}
-		if want := "killed by " + signalName(sig); !strings.Contains(err.Error(), want) {
+		if want := "killed by " + SignalName(sig); !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q lacks %q", err, want)
 		}
 	}

@@ -92,7 +92,7 @@ func helperRun() int {
 	forward := make(chan os.Signal, 8)
 	go func() {
 		for sig := range received {
-			appendLine(os.Getenv(envSigLog), signalName(sig.(syscall.Signal)))
+			appendLine(os.Getenv(envSigLog), SignalName(sig.(syscall.Signal)))
 			forward <- sig
 		}
 	}()
@@ -157,7 +157,7 @@ func helperShell() int {
 		}
 		if ws.Stopped() {
 			_ = tty.setForeground(tty.pgrp)
-			appendLine(logPath, "stopped "+signalName(ws.StopSignal()))
+			appendLine(logPath, "stopped "+SignalName(ws.StopSignal()))
 			for {
 				if _, err := os.Stat(os.Getenv(envFgFile)); err == nil {
 					break

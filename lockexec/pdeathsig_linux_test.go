@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // TestPdeathsig runs a miniature zklock (the test binary in helper mode),
@@ -28,7 +30,7 @@ func TestPdeathsig(t *testing.T) {
 	// child is); don't leave it behind.
 	killGroupOnCleanup(t, pid)
 
-	if !procAlive(pid) {
+	if !zktest.ProcessAlive(pid) {
 		t.Fatal("command not running")
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -37,7 +39,7 @@ func TestPdeathsig(t *testing.T) {
 	_ = cmd.Wait()
 	killed := time.Now()
 	deadline := killed.Add(time.Second)
-	for procAlive(pid) {
+	for zktest.ProcessAlive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatal("command still running 1s after zklock was SIGKILLed")
 		}

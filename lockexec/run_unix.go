@@ -377,7 +377,7 @@ func (sv *supervisor) onStop(sig syscall.Signal) {
 			sv.signalGroup(syscall.SIGCONT)
 			return
 		}
-		sv.warn(fmt.Sprintf("the command is stopped (%s) waiting for the terminal, and zklock runs in the background without job control; nothing will continue it", signalName(sig)))
+		sv.warn(fmt.Sprintf("the command is stopped (%s) waiting for the terminal, and zklock runs in the background without job control; nothing will continue it", SignalName(sig)))
 		return
 	}
 	sv.stopPending = true
@@ -397,11 +397,4 @@ func (sv *supervisor) onCont() {
 		sv.stopPending = false
 		sv.signalGroup(syscall.SIGCONT)
 	}
-}
-
-func signalName(sig syscall.Signal) string {
-	if n := unix.SignalName(sig); n != "" {
-		return n
-	}
-	return sig.String()
 }

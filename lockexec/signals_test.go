@@ -11,18 +11,20 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // TestForwardedSignalsReachChildOnce sends each signal through
 // Spec.Signals and waits for the child's trap to log it before sending the
 // next, so a duplicate would show up as an extra or out-of-order line.
 func TestForwardedSignalsReachChildOnce(t *testing.T) {
-	sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+	sigs := Forwarded
 	var script strings.Builder
 	script.WriteString("n=0\n")
 	var want []string
 	for _, sig := range sigs {
-		name := strings.TrimPrefix(signalName(sig), "SIG")
+		name := strings.TrimPrefix(SignalName(sig), "SIG")
 		want = append(want, name)
 		fmt.Fprintf(&script, "trap 'echo %s >> \"$D/log\"; n=$((n+1))' %s\n", name, name)
 	}
@@ -37,7 +39,7 @@ func TestForwardedSignalsReachChildOnce(t *testing.T) {
 	log := filepath.Join(dir, "log")
 	for i, sig := range sigs {
 		sigc <- sig
-		waitUntil(t, signalName(sig)+" logged", func() bool { return len(lines(log)) > i })
+		zktest.Eventually(t, waitTimeout, SignalName(sig)+" logged", func() bool { return len(lines(log)) > i })
 	}
 	if r := await(t, done); r.err != nil {
 		t.Fatalf("Run: %v", r.err)
@@ -66,6 +68,6 @@ wait`)
 	if !ok || ee.Signal != syscall.SIGUSR1 || ee.Code != 128+int(syscall.SIGUSR1) {
 		t.Fatalf("got %#v (%v), want death by SIGUSR1", r.err, r.err)
 	}
-	waitUntil(t, "grandchild trap", func() bool { return len(lines(filepath.Join(dir, "gc"))) == 1 })
-	waitUntil(t, "grandchild exit", func() bool { return !procAlive(gc) })
+	zktest.Eventually(t, waitTimeout, "grandchild trap", func() bool { return len(lines(filepath.Join(dir, "gc"))) == 1 })
+	zktest.Eventually(t, waitTimeout, "grandchild exit", func() bool { return !zktest.ProcessAlive(gc) })
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // pty is the master side of a pseudo-terminal, standing in for the user's
@@ -175,11 +177,11 @@ func TestTerminalCtrlCAndCtrlZ(t *testing.T) {
 
 	t.Logf("%v Ctrl-C", time.Since(t0))
 	term.typeKey(t, ctrlC)
-	waitUntil(t, "command's SIGINT trap", func() bool { return intCount() == 1 })
+	zktest.Eventually(t, waitTimeout, "command's SIGINT trap", func() bool { return intCount() == 1 })
 
 	t.Logf("%v Ctrl-Z", time.Since(t0))
 	term.typeKey(t, ctrlZ)
-	waitUntil(t, "shell to see the job stop", func() bool { return len(shellEvents()) >= 1 })
+	zktest.Eventually(t, waitTimeout, "shell to see the job stop", func() bool { return len(shellEvents()) >= 1 })
 	if ev := shellEvents()[0]; ev != "stopped SIGTSTP" {
 		t.Fatalf("shell saw %q, want the job stopped by SIGTSTP", ev)
 	}
@@ -192,13 +194,13 @@ func TestTerminalCtrlCAndCtrlZ(t *testing.T) {
 
 	t.Logf("%v fg", time.Since(t0))
 	touch(t, fgFile)
-	waitUntil(t, "command resumed in the foreground", func() bool {
+	zktest.Eventually(t, waitTimeout, "command resumed in the foreground", func() bool {
 		return term.foreground(t) == child && procState(child) != 'T'
 	})
 
 	t.Logf("%v Ctrl-C", time.Since(t0))
 	term.typeKey(t, ctrlC)
-	waitUntil(t, "second SIGINT trap", func() bool { return intCount() == 2 })
+	zktest.Eventually(t, waitTimeout, "second SIGINT trap", func() bool { return intCount() == 2 })
 
 	touch(t, filepath.Join(dir, "stop"))
 	t.Logf("%v stop", time.Since(t0))

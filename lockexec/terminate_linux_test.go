@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // TestStoppedCommandIsTerminated: a command stopped with SIGSTOP still
@@ -23,7 +25,7 @@ while :; do sleep 0.01; done`)
 	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "command stopped", func() bool { return procState(pid) == 'T' })
+	zktest.Eventually(t, waitTimeout, "command stopped", func() bool { return procState(pid) == 'T' })
 	close(lost)
 	r := await(t, done)
 	var te *TerminatedError

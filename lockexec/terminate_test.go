@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // treeScript starts two background sleeps, one of them under a nested
@@ -37,7 +39,7 @@ func TestLostTerminateKillsWholeGroup(t *testing.T) {
 		t.Fatalf("want 5 pids, got %v", tree)
 	}
 	for _, pid := range tree {
-		if !procAlive(pid) {
+		if !zktest.ProcessAlive(pid) {
 			t.Fatalf("pid %d not running before the loss", pid)
 		}
 	}
@@ -64,7 +66,7 @@ func TestLostTerminateKillsWholeGroup(t *testing.T) {
 	}
 	// Run returns only once the group is empty: no waiting here.
 	for _, pid := range tree {
-		if procAlive(pid) {
+		if zktest.ProcessAlive(pid) {
 			t.Errorf("pid %d survived the lock loss", pid)
 		}
 	}
@@ -145,7 +147,7 @@ wait`)
 	if te.Exit == nil || te.Exit.Signal != syscall.SIGTERM {
 		t.Errorf("leader outcome %v, want SIGTERM", te.Exit)
 	}
-	waitUntil(t, "grandchild killed", func() bool { return !procAlive(gc) })
+	zktest.Eventually(t, waitTimeout, "grandchild killed", func() bool { return !zktest.ProcessAlive(gc) })
 }
 
 func TestLostIgnoreKeepsRunning(t *testing.T) {
@@ -162,11 +164,11 @@ exit 7`)
 	killGroupOnCleanup(t, pid)
 
 	lost <- errors.New("connection loss")
-	waitUntil(t, "warning", func() bool { return w.has("lock lost (connection loss)") })
+	zktest.Eventually(t, waitTimeout, "warning", func() bool { return w.has("lock lost (connection loss)") })
 	if !w.has("keeps running") {
 		t.Errorf("warnings: %q", w.list())
 	}
-	if !procAlive(pid) {
+	if !zktest.ProcessAlive(pid) {
 		t.Fatal("command stopped despite policy Ignore")
 	}
 	select {
@@ -199,7 +201,7 @@ func TestMaxRuntime(t *testing.T) {
 		t.Errorf("Run took %v with MaxRuntime %v", r.elapsed, max)
 	}
 	for _, pid := range tree {
-		if procAlive(pid) {
+		if zktest.ProcessAlive(pid) {
 			t.Errorf("pid %d survived --max-runtime", pid)
 		}
 	}
@@ -225,7 +227,7 @@ func TestContextCancel(t *testing.T) {
 		t.Errorf("command outcome %v, want SIGTERM", ee)
 	}
 	for _, pid := range tree {
-		if procAlive(pid) {
+		if zktest.ProcessAlive(pid) {
 			t.Errorf("pid %d survived cancellation", pid)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // waitTimeout bounds every wait for something a child process does. It is
@@ -94,25 +96,13 @@ func await(t *testing.T, ch <-chan runResult) runResult {
 	}
 }
 
-// waitUntil polls cond until it holds, failing the test after waitTimeout.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // waitMarker waits for a marker file written by mark and returns its
 // content without the trailing newline.
 func waitMarker(t *testing.T, dir, name string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	var b []byte
-	waitUntil(t, "marker "+name, func() bool {
+	zktest.Eventually(t, waitTimeout, "marker "+name, func() bool {
 		var err error
 		b, err = os.ReadFile(path)
 		return err == nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/lockexec"
 )
 
 // ConflictError means the lock was not taken because someone else held it:
@@ -42,23 +43,5 @@ type SignalError struct {
 }
 
 func (e *SignalError) Error() string {
-	return fmt.Sprintf("interrupted by %s while waiting for the lock", signalName(e.Signal))
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	case syscall.SIGUSR1:
-		return "SIGUSR1"
-	case syscall.SIGUSR2:
-		return "SIGUSR2"
-	}
-	return s.String()
+	return fmt.Sprintf("interrupted by %s while waiting for the lock", lockexec.SignalName(e.Signal))
 }

@@ -21,11 +21,6 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-// Signals are the signals zklock catches. While waiting, each ends the wait
-// (exit 128+N); while the command runs, each is forwarded to it.
-var Signals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
-	syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
-
 // releaseTimeout bounds waiting for a dropped connection to come back so
 // that the session close can release the locks; past it the nodes go when
 // the session expires.
@@ -81,7 +76,11 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, Signals...)
+	// The signals forwarded to the command end the wait (exit 128+N)
+	// before it starts.
+	for _, sig := range lockexec.Forwarded {
+		signal.Notify(sigs, sig)
+	}
 	defer signal.Stop(sigs)
 
 	o.Paths = canonical(o.Paths)

@@ -3,6 +3,8 @@ package zkconn
 import (
 	"bytes"
 	"time"
+
+	"github.com/zklock/zklock/internal/jute"
 )
 
 // # When is a session certainly alive on the leader?
@@ -110,8 +112,8 @@ func (c *trackedConn) certified(sent time.Time) time.Time {
 // itself, after checking the session (fact 2).
 func throughLeader(opcode int32) bool {
 	switch opcode {
-	case opSync, opCreate, opDelete, opSetData, opSetACL, opMulti,
-		opCreate2, opCreateContainer, opCreateTTL:
+	case jute.OpSync, jute.OpCreate, jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpMulti,
+		jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 		return true
 	}
 	return false

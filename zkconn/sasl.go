@@ -8,6 +8,8 @@ import (
 	"net"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklock/zklock/internal/jute"
 )
 
 // SASL on the wire.
@@ -40,9 +42,6 @@ import (
 // zxid, err) and a SetSASLResponse (one buffer). A failed exchange is
 // answered with err AUTHFAILED (-115), or SESSIONCLOSEDREQUIRESASLAUTH
 // (-124) when the server demands SASL, and the server closes the connection.
-
-// opSASL is ZooKeeper's OpCode.sasl.
-const opSASL = 102
 
 // codeAuthFailed is KeeperException.Code.AUTHFAILED.
 const codeAuthFailed = -115
@@ -195,7 +194,7 @@ func (c *saslConn) roundTrip(xid int32, tok []byte) ([]byte, error) {
 	req := make([]byte, 4+4+4+4+len(tok))
 	binary.BigEndian.PutUint32(req[0:], uint32(len(req)-4))
 	binary.BigEndian.PutUint32(req[4:], uint32(xid))
-	binary.BigEndian.PutUint32(req[8:], opSASL)
+	binary.BigEndian.PutUint32(req[8:], uint32(jute.OpSASL))
 	binary.BigEndian.PutUint32(req[12:], uint32(len(tok)))
 	copy(req[16:], tok)
 	if _, err := c.Conn.Write(req); err != nil {
@@ -236,17 +235,12 @@ func (c *saslConn) roundTrip(xid int32, tok []byte) ([]byte, error) {
 // readFrame reads one length-prefixed frame and returns it, length
 // included.
 func readFrame(r io.Reader) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, err
+	frame, err := jute.ReadFrame(r, maxSASLFrame)
+	var big *jute.FrameTooLargeError
+	if errors.As(err, &big) {
+		return nil, fmt.Errorf("%w during the SASL exchange", err)
 	}
-	n := binary.BigEndian.Uint32(hdr[:])
-	if n > maxSASLFrame {
-		return nil, fmt.Errorf("frame of %d bytes during the SASL exchange", n)
-	}
-	frame := make([]byte, 4+n)
-	copy(frame, hdr[:])
-	if _, err := io.ReadFull(r, frame[4:]); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return frame, nil

@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/zklock/zklock/internal/jute"
 )
 
 // wireTracker watches the bytes go-zookeeper exchanges with the server to
@@ -51,19 +53,6 @@ type wireTracker struct {
 	// the extra round trip of an exists call.
 	created map[string]int64
 }
-
-// Opcodes the tracker reads replies of.
-const (
-	opCreate          = 1
-	opDelete          = 2
-	opSetData         = 5
-	opSetACL          = 7
-	opSync            = 9
-	opMulti           = 14
-	opCreate2         = 15
-	opCreateContainer = 19
-	opCreateTTL       = 21
-)
 
 // maxCreated bounds the created map; a run creates a handful of nodes.
 const maxCreated = 64
@@ -267,7 +256,7 @@ func (c *trackedConn) reply(frame []byte, replied time.Time) {
 		c.t.quorumHeard = certified
 	}
 	switch req.opcode {
-	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 	default:
 		return
 	}

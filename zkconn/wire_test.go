@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/jute"
 )
 
 func frame(body ...byte) []byte {
@@ -89,7 +91,7 @@ func TestTrackerPairsByXid(t *testing.T) {
 	now = time.Unix(1002, 0)
 	c.Write(req(-2, 11)) // ping
 	now = time.Unix(1003, 0)
-	c.Write(req(2, opCreate))
+	c.Write(req(2, jute.OpCreate))
 	path := []byte("/a/n-0000000001")
 	body := binary.BigEndian.AppendUint32(nil, uint32(len(path)))
 	fc.in.Write(rep(-2, 0))
@@ -165,22 +167,22 @@ func TestQuorumCertification(t *testing.T) {
 	exchange(1500, 1510, 1, 3, rep(1, 0))
 	want("ping and exists", 0)
 	// A sync certifies only requests answered T/4 before it was sent.
-	exchange(1800, 1810, 2, opSync, rep(2, 0))
+	exchange(1800, 1810, 2, jute.OpSync, rep(2, 0))
 	want("sync 0.8s after the ping", 0)
-	exchange(2600, 2610, 3, opSync, rep(3, 0))
+	exchange(2600, 2610, 3, jute.OpSync, rep(3, 0))
 	want("sync 1.1s after the exists", 1500)
-	exchange(3000, 3010, 4, opSync, rep(4, 0))
+	exchange(3000, 3010, 4, jute.OpSync, rep(4, 0))
 	want("sync 1.2s after the first sync", 1800)
 	// A failed sync certifies nothing, and a sync never vouches for
 	// itself: the next one must come T/4 after its reply.
-	exchange(4000, 4010, 5, opSync, errRep(5, -112))
+	exchange(4000, 4010, 5, jute.OpSync, errRep(5, -112))
 	want("a sync that failed", 1800)
-	exchange(4020, 4030, 6, opSetData, rep(6, 9))
+	exchange(4020, 4030, 6, jute.OpSetData, rep(6, 9))
 	want("a write right after", 3000)
 	// The negotiated timeout never came: nothing is certified.
 	tr2 := &wireTracker{now: func() time.Time { return now }}
 	c2 := tr2.wrap(&fakeConn{})
-	c2.Write(req(1, opSync))
+	c2.Write(req(1, jute.OpSync))
 	if !tr2.quorum().IsZero() {
 		t.Errorf("quorum heard before any session: %v", tr2.quorum())
 	}

@@ -1,7 +1,6 @@
 package zktest
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strconv"
@@ -50,33 +49,6 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// eventually polls f until it returns true or the time is up.
-func eventually(t *testing.T, within time.Duration, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// processAlive reports whether pid exists and is not a zombie. A zombie is
-// dead; whether it is reaped is its (new) parent's business.
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// Format: pid (comm) state ...; comm may contain spaces and parens.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	return b[i+2] != 'Z'
 }
 
 var acl = zk.WorldACL(zk.PermAll)

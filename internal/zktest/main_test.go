@@ -69,7 +69,7 @@ func stopAndCheck(c *Cluster) {
 		os.Exit(1)
 	}
 	for _, pid := range pids {
-		if processAlive(pid) {
+		if ProcessAlive(pid) {
 			fmt.Fprintf(os.Stderr, "Stop left process %d behind\n", pid)
 			os.Exit(1)
 		}

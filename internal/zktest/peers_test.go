@@ -79,7 +79,7 @@ func TestPeerProxies(t *testing.T) {
 		f := (leader + 1) % 3
 		c.Isolate(f, (*Proxy).Blackhole)
 		t0 := time.Now()
-		eventually(t, sync+10*time.Second, "the isolated follower to stop serving", func() bool {
+		Eventually(t, sync+10*time.Second, "the isolated follower to stop serving", func() bool {
 			return modeNow(c.Server(f)) == ""
 		})
 		served := time.Since(t0)
@@ -109,7 +109,7 @@ func TestPeerProxies(t *testing.T) {
 		f := (leader + 2) % 3
 		c.Isolate(f, (*Proxy).Cut)
 		t0 := time.Now()
-		eventually(t, sync+10*time.Second, "the isolated follower to stop serving", func() bool {
+		Eventually(t, sync+10*time.Second, "the isolated follower to stop serving", func() bool {
 			return modeNow(c.Server(f)) == ""
 		})
 		t.Logf("the cut-off follower stopped serving after %s", time.Since(t0).Round(time.Millisecond))
@@ -124,7 +124,7 @@ func TestPeerProxies(t *testing.T) {
 		c.Isolate(old, (*Proxy).Blackhole)
 		t0 := time.Now()
 		var next int
-		eventually(t, sync+20*time.Second, "a new leader among the other two", func() bool {
+		Eventually(t, sync+20*time.Second, "a new leader among the other two", func() bool {
 			for i := range 3 {
 				if i != old && modeNow(c.Server(i)) == "leader" {
 					next = i
@@ -134,9 +134,9 @@ func TestPeerProxies(t *testing.T) {
 			return false
 		})
 		t.Logf("server %d leads after %s (SyncLimit × TickTime = %s)", next+1, time.Since(t0).Round(time.Millisecond), sync)
-		eventually(t, 10*time.Second, "the old leader to stop serving", func() bool { return modeNow(c.Server(old)) == "" })
+		Eventually(t, 10*time.Second, "the old leader to stop serving", func() bool { return modeNow(c.Server(old)) == "" })
 		other := 3 - old - next
-		eventually(t, 10*time.Second, "the other member to follow", func() bool { return modeNow(c.Server(other)) == "follower" })
+		Eventually(t, 10*time.Second, "the other member to follow", func() bool { return modeNow(c.Server(other)) == "follower" })
 	})
 
 	t.Run("healed", func(t *testing.T) {

@@ -5,23 +5,24 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/zklock/zklock/internal/jute"
 )
 
 // ZooKeeper request opcodes, for Proxy.DropReplyAfter.
 const (
-	OpCreate          int32 = 1
-	OpDelete          int32 = 2
-	OpExists          int32 = 3
-	OpGetData         int32 = 4
-	OpSetData         int32 = 5
-	OpGetChildren2    int32 = 12
-	OpMulti           int32 = 14
-	OpCreate2         int32 = 15
-	OpCreateContainer int32 = 19
+	OpCreate          = jute.OpCreate
+	OpDelete          = jute.OpDelete
+	OpExists          = jute.OpExists
+	OpGetData         = jute.OpGetData
+	OpSetData         = jute.OpSetData
+	OpGetChildren2    = jute.OpGetChildren2
+	OpMulti           = jute.OpMulti
+	OpCreate2         = jute.OpCreate2
+	OpCreateContainer = jute.OpCreateContainer
 )
 
 // maxFrame is the largest length prefix treated as a ZooKeeper frame. A
@@ -524,18 +525,11 @@ func (f *frameReader) next() (data []byte, framed bool, err error) {
 		n, err := f.r.Read(buf)
 		return buf[:n], false, err
 	}
-	var hdr [4]byte
-	n, err := io.ReadFull(f.r, hdr[:])
-	if err != nil {
-		return hdr[:n], false, err
-	}
-	size := int32(binary.BigEndian.Uint32(hdr[:]))
-	if size < 0 || size > maxFrame {
+	frame, err := jute.ReadFrame(f.r, maxFrame)
+	var big *jute.FrameTooLargeError
+	if errors.As(err, &big) {
 		f.raw = true
-		return hdr[:], false, nil
+		return frame, false, nil
 	}
-	frame := make([]byte, 4+int(size))
-	copy(frame, hdr[:])
-	n, err = io.ReadFull(f.r, frame[4:])
-	return frame[:4+n], err == nil, err
+	return frame, err == nil, err
 }

@@ -103,7 +103,7 @@ func TestProxyForwards(t *testing.T) {
 	if out, err := FourLetter(testCtx(t), p.Addr(), "srvr"); err != nil || !strings.Contains(out, "Mode: standalone") {
 		t.Fatalf("srvr via proxy: %q %v", out, err)
 	}
-	eventually(t, 5*time.Second, "four-letter connections to close", func() bool { return p.Conns() == 1 })
+	Eventually(t, 5*time.Second, "four-letter connections to close", func() bool { return p.Conns() == 1 })
 }
 
 func TestProxyCut(t *testing.T) {
@@ -174,7 +174,7 @@ func TestProxyBlackholeSessionExpires(t *testing.T) {
 	t0 := time.Now()
 	waitState(t, ev, zk.StateDisconnected, 5*time.Second)
 	t.Logf("client noticed silence after %v", time.Since(t0))
-	eventually(t, 10*time.Second, "session expiry to remove the ephemeral", func() bool {
+	Eventually(t, 10*time.Second, "session expiry to remove the ephemeral", func() bool {
 		ok, _, err := direct.Exists(eph)
 		return err == nil && !ok
 	})
@@ -327,7 +327,7 @@ func TestProxyCloseIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	eventually(t, 5*time.Second, "connection to register", func() bool { return p.Conns() == 1 })
+	Eventually(t, 5*time.Second, "connection to register", func() bool { return p.Conns() == 1 })
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -324,12 +324,12 @@ func TestNoOrphanWhenTestBinaryKilled(t *testing.T) {
 		t.Fatalf("helper: %s", line)
 	}
 	pid, err := strconv.Atoi(pidStr)
-	if err != nil || !processAlive(pid) {
+	if err != nil || !ProcessAlive(pid) {
 		t.Fatalf("helper reported pid %q (%v), not running", pidStr, err)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	eventually(t, 10*time.Second, "JVM of killed test binary to die", func() bool { return !processAlive(pid) })
+	Eventually(t, 10*time.Second, "JVM of killed test binary to die", func() bool { return !ProcessAlive(pid) })
 }
 
 // Restart waits for ctx; the error says what the server was doing.
@@ -390,7 +390,7 @@ func TestContainerReapedQuickly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	eventually(t, 3*time.Second, "empty container to be deleted", func() bool {
+	Eventually(t, 3*time.Second, "empty container to be deleted", func() bool {
 		ok, _, err := c.Exists("/reaped")
 		return err == nil && !ok
 	})

@@ -23,17 +23,10 @@ fi
 # Where Debian's zookeeper package (and its dependencies) put their jars.
 ZK_DEBIAN_JAR_DIR="${ZK_DEBIAN_JAR_DIR:-/usr/share/java}"
 
-# The jars a standalone server needs from Debian's packages. Debian ships an
-# unversioned symlink for each, so the names survive package upgrades.
-# slf4j-simple gives the server a logger that writes to stderr without any
-# config file; without a binding it would log nothing at all.
-ZK_DEBIAN_JARS=(
-  zookeeper zookeeper-jute
-  slf4j-api slf4j-simple
-  netty-handler netty-common netty-buffer netty-transport netty-codec
-  netty-resolver netty-transport-native-epoll netty-transport-native-unix-common
-  metrics-core snappy-java commons-cli
-)
+# The jars a standalone server needs from Debian's packages, and the JVM
+# flags for a quick start: the same lists the Go tests use (internal/javart).
+mapfile -t ZK_DEBIAN_JARS < <(grep -v '^#' "$ZKLOCK_ROOT/internal/javart/server-jars.txt")
+mapfile -t ZK_JVM_STARTUP_FLAGS < <(grep -v '^#' "$ZKLOCK_ROOT/internal/javart/startup-flags.txt")
 
 # Name used as the prefix of every message, e.g. "zk-local.sh: ...".
 _zklock_prog() { basename -- "${0:-zklock-script}"; }

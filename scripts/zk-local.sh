@@ -147,10 +147,10 @@ EOF
   # doesn't take the server down; nohup: ignore SIGHUP when the terminal goes.
   # All three standard fds are redirected so callers that capture our output
   # don't wait for the server to close them.
-  # The small heap, serial GC and C1-only JIT cut startup time and memory;
-  # throughput does not matter for a test server.
+  # The small heap and the start-up flags cut start-up time and memory;
+  # throughput does not matter for a local server.
   setsid nohup "$java" \
-    -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    -Xmx256m "${ZK_JVM_STARTUP_FLAGS[@]}" \
     -cp "$cp" \
     org.apache.zookeeper.server.quorum.QuorumPeerMain "$cfg" \
     </dev/null >>"$log" 2>&1 &

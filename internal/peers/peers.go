@@ -48,6 +48,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zklock/zklock/internal/javart"
 )
 
 //go:embed java/ZkPeer.java
@@ -134,7 +136,7 @@ func (e *MissingError) Unwrap() error { return e.Err }
 
 // Where the runners' prerequisites live; tests point them elsewhere.
 var (
-	javaDir      = "/usr/share/java"
+	javaDir      = javart.DebianDir
 	systemPython = "/usr/bin/python3"
 	cacheRoot    = filepath.Join(os.TempDir(), "zklock-peers-"+strconv.Itoa(os.Getuid()))
 )
@@ -152,10 +154,6 @@ var curatorJars = []struct{ jar, pkg string }{
 	{"slf4j-api", "libslf4j-java"},
 	{"slf4j-nop", "libslf4j-java"},
 }
-
-// jvmFlags trim the JVM's start-up, which dominates a short run: a single
-// small heap needs no parallel collector, and C1 alone compiles soon enough.
-var jvmFlags = []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData"}
 
 var curator struct {
 	sync.Mutex
@@ -180,51 +178,18 @@ func CuratorArgv(ctx context.Context) ([]string, error) {
 		}
 		cp = append(cp, p)
 	}
-	javac, java, err := findJDK()
+	javac, java, err := javart.JDK()
 	if err != nil {
-		return nil, err
+		return nil, &MissingError{What: "a JDK", Where: err.Error(), Package: "default-jdk-headless"}
 	}
 	classes, err := compile(ctx, javac, cp)
 	if err != nil {
 		return nil, err
 	}
-	argv := append([]string{java}, jvmFlags...)
+	argv := append([]string{java}, javart.StartupFlags()...)
 	argv = append(argv, "-cp", strings.Join(append([]string{classes}, cp...), string(os.PathListSeparator)), "ZkPeer")
 	curator.argv = argv
 	return append([]string(nil), argv...), nil
-}
-
-// findJDK finds javac ($JAVA_HOME/bin, then PATH, then /usr/bin) and the
-// java of the same JDK, so that the runtime can load what javac produced.
-func findJDK() (javac, java string, err error) {
-	var tried []string
-	if jh := os.Getenv("JAVA_HOME"); jh != "" {
-		tried = append(tried, filepath.Join(jh, "bin", "javac"))
-	}
-	if p, err := exec.LookPath("javac"); err == nil {
-		tried = append(tried, p)
-	}
-	tried = append(tried, "/usr/bin/javac")
-	for _, p := range tried {
-		if !isExecutable(p) {
-			continue
-		}
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			continue
-		}
-		j := filepath.Join(filepath.Dir(real), "java")
-		if !isExecutable(j) {
-			return "", "", &MissingError{What: "the java next to " + real, Where: j, Package: "default-jdk-headless"}
-		}
-		return real, j, nil
-	}
-	return "", "", &MissingError{What: "javac (a JDK)", Where: "tried $JAVA_HOME/bin/javac, javac on $PATH, /usr/bin/javac", Package: "default-jdk-headless"}
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
 // compile compiles ZkPeer.java into a directory named after a hash of the
@@ -253,8 +218,12 @@ func compile(ctx context.Context, javac string, cp []string) (string, error) {
 	}
 	out := filepath.Join(tmp, "classes")
 	// javac is a JVM too: the same start-up flags save it about a second.
-	cmd := exec.CommandContext(ctx, javac, "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1",
-		"-nowarn", "-encoding", "UTF-8", "-d", out, "-cp", strings.Join(cp, string(os.PathListSeparator)), src)
+	var args []string
+	for _, f := range javart.StartupFlags() {
+		args = append(args, "-J"+f)
+	}
+	args = append(args, "-nowarn", "-encoding", "UTF-8", "-d", out, "-cp", strings.Join(cp, string(os.PathListSeparator)), src)
+	cmd := exec.CommandContext(ctx, javac, args...)
 	var msg bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &msg, &msg
 	if err := cmd.Run(); err != nil {
@@ -282,7 +251,7 @@ func KazooArgv() ([]string, error) {
 	if kazoo.argv != nil {
 		return append([]string(nil), kazoo.argv...), nil
 	}
-	if !isExecutable(systemPython) {
+	if _, err := exec.LookPath(systemPython); err != nil {
 		return nil, &MissingError{What: "Debian's python3", Where: systemPython, Package: "python3"}
 	}
 	check := exec.Command(systemPython, "-I", "-c", "import kazoo.client, kazoo.recipe.lock")

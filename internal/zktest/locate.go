@@ -4,33 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/zklock/zklock/internal/javart"
 )
 
 // MainClass is the entry point used for every server. QuorumPeerMain runs
 // standalone when the config has no server.N lines, so one class serves both
 // StartStandalone and StartEnsemble.
 const MainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
-
-// debianJavaDir is where Debian's zookeeper package and its dependencies put
-// their jars.
-const debianJavaDir = "/usr/share/java"
-
-// debianJars is the smallest set of /usr/share/java jars that runs a server.
-// Listing them explicitly (instead of /usr/share/java/*) keeps the classpath
-// short, which matters for JVM start-up time, and avoids pulling in
-// unrelated, possibly conflicting, libraries.
-var debianJars = []string{
-	"zookeeper", "zookeeper-jute",
-	"slf4j-api", "slf4j-simple",
-	"netty-handler", "netty-common", "netty-buffer", "netty-transport",
-	"netty-codec", "netty-resolver",
-	"netty-transport-native-epoll", "netty-transport-native-unix-common",
-	"metrics-core", "snappy-java", "commons-cli",
-}
 
 // Install says how to run ZooKeeper: which java binary and which classpath.
 type Install struct {
@@ -46,9 +30,9 @@ type Install struct {
 // set, takes precedence over the Debian layout. The error names what is
 // missing and where it was looked for.
 func Locate() (*Install, error) {
-	java, err := findJava()
+	java, err := javart.Java()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("zktest: %w; install a JRE (e.g. apt-get install default-jre-headless) or set JAVA_HOME", err)
 	}
 	var cp []string
 	var src string
@@ -56,41 +40,13 @@ func Locate() (*Install, error) {
 		cp, err = homeClasspath(home)
 		src = "ZOOKEEPER_HOME=" + home
 	} else {
-		cp, err = debianClasspath(debianJavaDir)
-		src = debianJavaDir
+		cp, err = debianClasspath(javart.DebianDir)
+		src = javart.DebianDir
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &Install{Java: java, Classpath: cp, Source: src}, nil
-}
-
-// findJava prefers $JAVA_HOME/bin/java because that is the JVM a developer
-// explicitly chose; PATH and /usr/bin/java are fallbacks.
-func findJava() (string, error) {
-	var tried []string
-	if jh := os.Getenv("JAVA_HOME"); jh != "" {
-		p := filepath.Join(jh, "bin", "java")
-		if isExecutable(p) {
-			return p, nil
-		}
-		tried = append(tried, p)
-	}
-	if p, err := exec.LookPath("java"); err == nil {
-		return p, nil
-	}
-	tried = append(tried, "java on $PATH")
-	if isExecutable("/usr/bin/java") {
-		return "/usr/bin/java", nil
-	}
-	tried = append(tried, "/usr/bin/java")
-	return "", fmt.Errorf("zktest: no Java runtime found (tried %s); install a JRE (e.g. apt-get install default-jre-headless) or set JAVA_HOME",
-		strings.Join(tried, ", "))
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
 // homeClasspath builds the classpath of an Apache release tarball the way
@@ -125,7 +81,7 @@ func homeClasspath(home string) ([]string, error) {
 
 func debianClasspath(dir string) ([]string, error) {
 	var cp, missing []string
-	for _, name := range debianJars {
+	for _, name := range javart.ServerJars() {
 		p := filepath.Join(dir, name+".jar")
 		if _, err := os.Stat(p); err != nil {
 			missing = append(missing, p)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/zklock/zklock/internal/javart"
 )
 
 // Options configures the servers started by StartStandalone and
@@ -111,26 +113,22 @@ func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10)
 // compiler alone are plenty, and they start noticeably faster than the
 // defaults on a 2-core machine.
 func (o Options) jvmFlags() []string {
-	f := []string{
+	f := append(javart.StartupFlags(),
 		"-Xmx256m",
-		"-XX:+UseSerialGC",
-		"-XX:TieredStopAtLevel=1",
 		"-Xshare:auto",
-		// No /tmp/hsperfdata_* files: less I/O at start and nothing left behind.
-		"-XX:-UsePerfData",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dzookeeper.admin.enableServer=false",
 		// Tests do not need durability across a machine crash; skipping
 		// fsync makes writes (and so every lock operation) much faster.
 		"-Dzookeeper.forceSync=no",
-		"-Dznode.container.checkIntervalMs=" + ms(o.ContainerCheckInterval),
+		"-Dznode.container.checkIntervalMs="+ms(o.ContainerCheckInterval),
 		// Leader election backs off up to 60s between rounds by default,
 		// which can stall an ensemble whose members start a few hundred
 		// milliseconds apart. Cap the back-off so elections settle quickly.
 		"-Dzookeeper.fastleader.minNotificationInterval=100",
 		"-Dzookeeper.fastleader.maxNotificationInterval=800",
 		"-Dzookeeper.cnxTimeout=1000",
-	}
+	)
 	return append(f, o.ExtraJVMFlags...)
 }
 

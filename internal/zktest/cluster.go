@@ -33,7 +33,7 @@ const startAttempts = 3
 // of milliseconds, so polling this often costs little and adds little.
 const pollInterval = 25 * time.Millisecond
 
-// probeTimeout bounds each readiness probe; see DefaultFourLetterTimeout
+// probeTimeout bounds each readiness probe; see defaultFourLetterTimeout
 // for why a probe can hang during start-up.
 const probeTimeout = time.Second
 

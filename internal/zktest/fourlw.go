@@ -12,32 +12,32 @@ import (
 	"time"
 )
 
-// DefaultFourLetterTimeout bounds a four-letter command whose context has
+// defaultFourLetterTimeout bounds a four-letter command whose context has
 // no deadline. A deadline is essential, not a nicety: ZooKeeper 3.8 accepts
 // connections on the client port slightly before its database is set up,
 // and a command that arrives in that window hits a NullPointerException
 // while closing the socket, so the reply never ends and a read without a
 // deadline hangs forever.
-const DefaultFourLetterTimeout = 5 * time.Second
+const defaultFourLetterTimeout = 5 * time.Second
 
-// ErrNotServing is returned by the parsing helpers when the server answers
+// errNotServing is returned by the parsing helpers when the server answers
 // "This ZooKeeper instance is not currently serving requests", which it
 // does while starting, while an ensemble member has no quorum, and during
 // leader election.
-var ErrNotServing = errors.New("zktest: server is not currently serving requests")
+var errNotServing = errors.New("zktest: server is not currently serving requests")
 
 const notServingReply = "This ZooKeeper instance is not currently serving requests"
 
-// FourLetter sends a four-letter admin command (ruok, srvr, mntr, wchp, ...)
+// fourLetter sends a four-letter admin command (ruok, srvr, mntr, wchp, ...)
 // to addr and returns the raw reply, read until the server closes the
 // connection.
-func FourLetter(ctx context.Context, addr, cmd string) (string, error) {
+func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
 	if len(cmd) != 4 {
 		return "", fmt.Errorf("zktest: four-letter command %q is not four letters", cmd)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultFourLetterTimeout)
+		ctx, cancel = context.WithTimeout(ctx, defaultFourLetterTimeout)
 		defer cancel()
 	}
 	var d net.Dialer
@@ -70,7 +70,7 @@ func FourLetter(ctx context.Context, addr, cmd string) (string, error) {
 
 // fourLetterChecked runs cmd and turns the server's refusals into errors.
 func fourLetterChecked(ctx context.Context, addr, cmd string) (string, error) {
-	out, err := FourLetter(ctx, addr, cmd)
+	out, err := fourLetter(ctx, addr, cmd)
 	if err != nil {
 		return "", err
 	}
@@ -83,32 +83,21 @@ func fourLetterChecked(ctx context.Context, addr, cmd string) (string, error) {
 func checkReply(cmd, out string) error {
 	switch {
 	case strings.HasPrefix(out, notServingReply):
-		return ErrNotServing
+		return errNotServing
 	case strings.Contains(out, "is not executed because it is not in the whitelist"):
 		return fmt.Errorf("zktest: %s is not in 4lw.commands.whitelist", cmd)
 	}
 	return nil
 }
 
-// Ruok reports whether addr answers "ruok" with "imok". Note that a quorum
-// member answers imok even while it has no quorum and serves no clients;
-// use Srvr (Mode) to learn whether it is actually serving.
-func Ruok(ctx context.Context, addr string) (bool, error) {
-	out, err := FourLetter(ctx, addr, "ruok")
-	if err != nil {
-		return false, err
-	}
-	return out == "imok", nil
-}
-
-// Srvr runs "srvr" and returns its "Key: value" lines, e.g. "Mode"
+// srvr runs "srvr" and returns its "Key: value" lines, e.g. "Mode"
 // (standalone, leader or follower), "Zxid", "Node count", "Connections".
-func Srvr(ctx context.Context, addr string) (map[string]string, error) {
+func srvr(ctx context.Context, addr string) (map[string]string, error) {
 	out, err := fourLetterChecked(ctx, addr, "srvr")
 	if err != nil {
 		return nil, err
 	}
-	return ParseSrvr(out)
+	return parseSrvr(out)
 }
 
 // Mntr runs "mntr" and returns its key/value pairs, e.g. zk_watch_count,
@@ -119,7 +108,7 @@ func Mntr(ctx context.Context, addr string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseMntr(out)
+	return parseMntr(out)
 }
 
 // Wchp runs "wchp" and returns, per path, the ids of the sessions watching
@@ -131,17 +120,7 @@ func Wchp(ctx context.Context, addr string) (map[string][]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseWchp(out)
-}
-
-// Wchc runs "wchc" and returns, per session id, the watched paths (sorted).
-// Like Wchp it shows only data watches.
-func Wchc(ctx context.Context, addr string) (map[int64][]string, error) {
-	out, err := fourLetterChecked(ctx, addr, "wchc")
-	if err != nil {
-		return nil, err
-	}
-	return ParseWchc(out)
+	return parseWchp(out)
 }
 
 // Cons returns the raw "cons" reply: one line per client connection with its
@@ -155,8 +134,8 @@ func Stat(ctx context.Context, addr string) (string, error) {
 	return fourLetterChecked(ctx, addr, "stat")
 }
 
-// ParseSrvr parses "Key: value" lines as printed by srvr and stat.
-func ParseSrvr(out string) (map[string]string, error) {
+// parseSrvr parses "Key: value" lines as printed by srvr and stat.
+func parseSrvr(out string) (map[string]string, error) {
 	if err := checkReply("srvr", out); err != nil {
 		return nil, err
 	}
@@ -174,8 +153,8 @@ func ParseSrvr(out string) (map[string]string, error) {
 	return m, nil
 }
 
-// ParseMntr parses mntr's "key<TAB>value" lines.
-func ParseMntr(out string) (map[string]string, error) {
+// parseMntr parses mntr's "key<TAB>value" lines.
+func parseMntr(out string) (map[string]string, error) {
 	if err := checkReply("mntr", out); err != nil {
 		return nil, err
 	}
@@ -196,10 +175,10 @@ func ParseMntr(out string) (map[string]string, error) {
 	return m, nil
 }
 
-// ParseWchp parses wchp's reply: each watched path on a line of its own,
+// parseWchp parses wchp's reply: each watched path on a line of its own,
 // followed by one "\t0x<session id in hex>" line per watching session, and
 // a blank line at the end ("\n" alone when nothing is watched).
-func ParseWchp(out string) (map[string][]int64, error) {
+func parseWchp(out string) (map[string][]int64, error) {
 	if err := checkReply("wchp", out); err != nil {
 		return nil, err
 	}
@@ -212,7 +191,7 @@ func ParseWchp(out string) (map[string][]int64, error) {
 			if !have {
 				return nil, fmt.Errorf("zktest: wchp: session line %q before any path", line)
 			}
-			id, err := ParseSessionID(strings.TrimSpace(line))
+			id, err := parseSessionID(strings.TrimSpace(line))
 			if err != nil {
 				return nil, fmt.Errorf("zktest: wchp: %w", err)
 			}
@@ -233,45 +212,11 @@ func ParseWchp(out string) (map[string][]int64, error) {
 	return m, nil
 }
 
-// ParseWchc parses wchc's reply, the transpose of wchp: a "0x<session id>"
-// line followed by "\t<path>" lines.
-func ParseWchc(out string) (map[int64][]string, error) {
-	if err := checkReply("wchc", out); err != nil {
-		return nil, err
-	}
-	m := map[int64][]string{}
-	var cur int64
-	have := false
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case line == "":
-		case strings.HasPrefix(line, "\t"):
-			if !have {
-				return nil, fmt.Errorf("zktest: wchc: path line %q before any session", line)
-			}
-			m[cur] = append(m[cur], line[1:])
-		default:
-			id, err := ParseSessionID(line)
-			if err != nil {
-				return nil, fmt.Errorf("zktest: wchc: %w", err)
-			}
-			cur, have = id, true
-			if _, ok := m[cur]; !ok {
-				m[cur] = nil
-			}
-		}
-	}
-	for _, ps := range m {
-		sort.Strings(ps)
-	}
-	return m, nil
-}
-
-// ParseSessionID parses a session id as ZooKeeper prints it ("0x" and
+// parseSessionID parses a session id as ZooKeeper prints it ("0x" and
 // lower-case hex) into the int64 that clients report (e.g. go-zookeeper's
 // Conn.SessionID). Ids are parsed as unsigned 64-bit values because the
 // server id occupies the top byte.
-func ParseSessionID(s string) (int64, error) {
+func parseSessionID(s string) (int64, error) {
 	h, ok := strings.CutPrefix(s, "0x")
 	if !ok {
 		return 0, fmt.Errorf("session id %q lacks 0x prefix", s)
@@ -283,7 +228,7 @@ func ParseSessionID(s string) (int64, error) {
 	return int64(u), nil
 }
 
-// FormatSessionID formats a session id the way ZooKeeper prints it.
-func FormatSessionID(id int64) string {
+// formatSessionID formats a session id the way ZooKeeper prints it.
+func formatSessionID(id int64) string {
 	return "0x" + strconv.FormatUint(uint64(id), 16)
 }

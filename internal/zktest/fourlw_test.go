@@ -32,7 +32,7 @@ const (
 )
 
 func TestParseWchp(t *testing.T) {
-	got, err := ParseWchp(wchpSample)
+	got, err := parseWchp(wchpSample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,59 +43,45 @@ func TestParseWchp(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if got, err := ParseWchp("\n"); err != nil || len(got) != 0 {
+	if got, err := parseWchp("\n"); err != nil || len(got) != 0 {
 		t.Fatalf("empty reply: %v, %v", got, err)
 	}
-	if _, err := ParseWchp(notServingSample); !errors.Is(err, ErrNotServing) {
+	if _, err := parseWchp(notServingSample); !errors.Is(err, errNotServing) {
 		t.Fatalf("not serving: %v", err)
 	}
-	if _, err := ParseWchp(notWhitelisted); err == nil {
+	if _, err := parseWchp(notWhitelisted); err == nil {
 		t.Fatal("whitelist refusal parsed without error")
 	}
-	if _, err := ParseWchp("\t0x1\n"); err == nil {
+	if _, err := parseWchp("\t0x1\n"); err == nil {
 		t.Fatal("session before path parsed without error")
 	}
-	if _, err := ParseWchp("/a\n\tzzz\n"); err == nil {
+	if _, err := parseWchp("/a\n\tzzz\n"); err == nil {
 		t.Fatal("bad session id parsed without error")
 	}
 }
 
-func TestParseWchc(t *testing.T) {
-	got, err := ParseWchc(wchcSample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[int64][]string{
-		0x10000035df10000: {"/a"},
-		0x10000035df10001: {"/a", "/nonexist"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-}
-
 func TestParseSrvr(t *testing.T) {
-	m, err := ParseSrvr(srvrSample)
+	m, err := parseSrvr(srvrSample)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m["Mode"] != "standalone" || m["Node count"] != "5" || m["Zxid"] != "0x0" {
 		t.Fatalf("got %v", m)
 	}
-	m, err = ParseSrvr(statSample)
+	m, err = parseSrvr(statSample)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m["Mode"] != "follower" || m["Connections"] != "3" {
 		t.Fatalf("got %v", m)
 	}
-	if _, err := ParseSrvr(notServingSample); !errors.Is(err, ErrNotServing) {
+	if _, err := parseSrvr(notServingSample); !errors.Is(err, errNotServing) {
 		t.Fatalf("not serving: %v", err)
 	}
 }
 
 func TestParseMntr(t *testing.T) {
-	m, err := ParseMntr(mntrSample)
+	m, err := parseMntr(mntrSample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,36 +89,36 @@ func TestParseMntr(t *testing.T) {
 		!strings.HasPrefix(m["zk_version"], "3.8.0-") || !strings.HasSuffix(m["zk_version"], "UTC") {
 		t.Fatalf("got %v", m)
 	}
-	if _, err := ParseMntr("no tab here\n"); err == nil {
+	if _, err := parseMntr("no tab here\n"); err == nil {
 		t.Fatal("malformed line parsed without error")
 	}
-	if _, err := ParseMntr(notServingSample); !errors.Is(err, ErrNotServing) {
+	if _, err := parseMntr(notServingSample); !errors.Is(err, errNotServing) {
 		t.Fatalf("not serving: %v", err)
 	}
 }
 
 func TestSessionIDRoundTrip(t *testing.T) {
 	for _, s := range []string{"0x0", "0x10000035df10000", "0xff00000000000001"} {
-		id, err := ParseSessionID(s)
+		id, err := parseSessionID(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := FormatSessionID(id); got != s {
+		if got := formatSessionID(id); got != s {
 			t.Errorf("%s -> %d -> %s", s, id, got)
 		}
 	}
-	if _, err := ParseSessionID("10"); err == nil {
+	if _, err := parseSessionID("10"); err == nil {
 		t.Error("id without 0x accepted")
 	}
 }
 
 func TestFourLetterArgs(t *testing.T) {
-	if _, err := FourLetter(context.Background(), shared.Server(0).Addr(), "status"); err == nil {
+	if _, err := fourLetter(context.Background(), shared.Server(0).Addr(), "status"); err == nil {
 		t.Fatal("five-letter command accepted")
 	}
 }
 
-// A server that accepts but never answers must not hang FourLetter.
+// A server that accepts but never answers must not hang fourLetter.
 func TestFourLetterHonoursContext(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -151,7 +137,7 @@ func TestFourLetterHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	_, err = FourLetter(ctx, ln.Addr().String(), "ruok")
+	_, err = fourLetter(ctx, ln.Addr().String(), "ruok")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want deadline exceeded", err)
 	}
@@ -165,8 +151,8 @@ func TestFourLetterHonoursContext(t *testing.T) {
 func TestFourLetterLive(t *testing.T) {
 	ctx := testCtx(t)
 	addr := shared.Server(0).Addr()
-	if ok, err := Ruok(ctx, addr); err != nil || !ok {
-		t.Fatalf("ruok: %v %v", ok, err)
+	if out, err := fourLetter(ctx, addr, "ruok"); err != nil || out != "imok" {
+		t.Fatalf("ruok: %q %v", out, err)
 	}
 	c1, _ := connect(t, []string{addr}, 4*time.Second)
 	c2, _ := connect(t, []string{addr}, 4*time.Second)
@@ -206,13 +192,6 @@ func TestFourLetterLive(t *testing.T) {
 	if !reflect.DeepEqual(w["/fourlw-missing"], []int64{s2}) {
 		t.Errorf("wchp /fourlw-missing = %v, want [%v]", w["/fourlw-missing"], s2)
 	}
-	wc, err := Wchc(ctx, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(wc[s2], []string{"/fourlw", "/fourlw-missing"}) {
-		t.Errorf("wchc for session 2 = %v (child watches are not listed)", wc[s2])
-	}
 
 	after, err := Mntr(ctx, addr)
 	if err != nil {
@@ -239,8 +218,8 @@ func TestFourLetterLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(cons, "sid="+FormatSessionID(s1)) {
-		t.Errorf("cons lacks session %s:\n%s", FormatSessionID(s1), cons)
+	if !strings.Contains(cons, "sid="+formatSessionID(s1)) {
+		t.Errorf("cons lacks session %s:\n%s", formatSessionID(s1), cons)
 	}
 	stat, err := Stat(ctx, addr)
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 	"github.com/zklock/zklock/internal/javart"
 )
 
-// MainClass is the entry point used for every server. QuorumPeerMain runs
+// mainClass is the entry point used for every server. QuorumPeerMain runs
 // standalone when the config has no server.N lines, so one class serves both
 // StartStandalone and StartEnsemble.
-const MainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+const mainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
 // Install says how to run ZooKeeper: which java binary and which classpath.
 type Install struct {

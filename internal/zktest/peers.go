@@ -164,11 +164,11 @@ func (c *Cluster) Isolate(i int, fault func(*Proxy)) {
 	}
 }
 
-// Rejoin ends server i's isolation. Its links to members that are not
+// rejoin ends server i's isolation. Its links to members that are not
 // isolated themselves are reset (connections open during the fault are
 // closed, since blackholed bytes leave their streams torn) and healed, so
 // the servers reconnect as after a real partition.
-func (c *Cluster) Rejoin(i int) {
+func (c *Cluster) rejoin(i int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mustHaveLinks()
@@ -183,7 +183,7 @@ func (c *Cluster) Rejoin(i int) {
 	}
 }
 
-// HealAll ends every isolation (see Rejoin).
+// HealAll ends every isolation (see rejoin).
 func (c *Cluster) HealAll() {
 	c.mu.Lock()
 	c.mustHaveLinks()
@@ -193,13 +193,13 @@ func (c *Cluster) HealAll() {
 	}
 	c.mu.Unlock()
 	for _, i := range ids {
-		c.Rejoin(i)
+		c.rejoin(i)
 	}
 }
 
 func (c *Cluster) mustHaveLinks() {
 	if c.links == nil {
-		panic("zktest: Isolate, Rejoin and HealAll need a cluster started with Options.PeerProxies")
+		panic("zktest: Isolate, rejoin and HealAll need a cluster started with Options.PeerProxies")
 	}
 }
 

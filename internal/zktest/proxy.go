@@ -54,7 +54,6 @@ type Proxy struct {
 	trapArmed bool
 	trapOp    int32
 	trapFired chan struct{}
-	fires     int
 
 	// raw forwards bytes without looking for client frames: the servers'
 	// own protocols are not framed the way client traffic is, and reading
@@ -65,11 +64,11 @@ type Proxy struct {
 	greet func(*bufio.Reader) ([]byte, error)
 }
 
-// NewProxyT is NewProxy for a test: it fails the test on error and closes
+// NewProxyT is newProxy for a test: it fails the test on error and closes
 // the proxy when the test ends.
 func NewProxyT(tb TB, target string) *Proxy {
 	tb.Helper()
-	p, err := NewProxy(target)
+	p, err := newProxy(target)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -77,9 +76,9 @@ func NewProxyT(tb TB, target string) *Proxy {
 	return p
 }
 
-// NewProxy listens on a free loopback port and forwards every accepted
+// newProxy listens on a free loopback port and forwards every accepted
 // connection to target.
-func NewProxy(target string) (*Proxy, error) {
+func newProxy(target string) (*Proxy, error) {
 	return listenProxy(target, false, nil)
 }
 
@@ -203,13 +202,6 @@ func (p *Proxy) Fired() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.trapFired
-}
-
-// FiredCount is how many DropReplyAfter traps have fired.
-func (p *Proxy) FiredCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.fires
 }
 
 // Conns is the number of live proxied connections.
@@ -500,9 +492,6 @@ func (c *proxyConn) inspectReply(frame []byte) bool {
 		return false
 	}
 	c.close()
-	c.p.mu.Lock()
-	c.p.fires++
-	c.p.mu.Unlock()
 	close(fired)
 	return true
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-func newProxy(t *testing.T) *Proxy {
+func proxyT(t *testing.T) *Proxy {
 	t.Helper()
-	p, err := NewProxy(shared.Server(0).Addr())
+	p, err := newProxy(shared.Server(0).Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func btoi(b bool) int {
 }
 
 func TestProxyForwards(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	c, _ := connect(t, []string{p.Addr()}, 4*time.Second)
 	if _, err := c.Create("/via-proxy", []byte("hello"), 0, acl); err != nil {
 		t.Fatal(err)
@@ -100,14 +100,14 @@ func TestProxyForwards(t *testing.T) {
 	if out, err := rawFourLetter(t, p.Addr(), "ruok", 5*time.Second); err != nil || out != "imok" {
 		t.Fatalf("ruok via proxy: %q %v", out, err)
 	}
-	if out, err := FourLetter(testCtx(t), p.Addr(), "srvr"); err != nil || !strings.Contains(out, "Mode: standalone") {
+	if out, err := fourLetter(testCtx(t), p.Addr(), "srvr"); err != nil || !strings.Contains(out, "Mode: standalone") {
 		t.Fatalf("srvr via proxy: %q %v", out, err)
 	}
 	Eventually(t, 5*time.Second, "four-letter connections to close", func() bool { return p.Conns() == 1 })
 }
 
 func TestProxyCut(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	c, ev := connect(t, []string{p.Addr()}, 10*time.Second)
 	sid := c.SessionID()
 
@@ -132,7 +132,7 @@ func TestProxyCut(t *testing.T) {
 }
 
 func TestProxyBlackholeRaw(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	p.Blackhole()
 	conn, err := net.Dial("tcp", p.Addr())
 	if err != nil {
@@ -162,7 +162,7 @@ func TestProxyBlackholeRaw(t *testing.T) {
 // Under a blackhole the client hears nothing, the server hears nothing,
 // and the session expires on the server side.
 func TestProxyBlackholeSessionExpires(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	c, ev := connect(t, []string{p.Addr()}, time.Second)
 	eph, err := c.Create("/blackholed-eph", nil, zk.FlagEphemeral, acl)
 	if err != nil {
@@ -184,7 +184,7 @@ func TestProxyBlackholeSessionExpires(t *testing.T) {
 }
 
 func TestProxyDelay(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	c, _ := connect(t, []string{p.Addr()}, 10*time.Second)
 	rtt := func() time.Duration {
 		t0 := time.Now()
@@ -220,7 +220,7 @@ func TestProxyDelay(t *testing.T) {
 // The GUID-protected-create situation: the server applies the create, the
 // client only sees its connection drop.
 func TestProxyDropReplyAfterCreate(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	c, ev := connect(t, []string{p.Addr()}, 10*time.Second)
 	sid := c.SessionID()
 	direct, _ := connect(t, []string{shared.Server(0).Addr()}, 4*time.Second)
@@ -251,15 +251,12 @@ func TestProxyDropReplyAfterCreate(t *testing.T) {
 	if _, err := c.Create("/after-trap", nil, zk.FlagEphemeral, acl); err != nil {
 		t.Fatal(err)
 	}
-	if p.FiredCount() != 1 {
-		t.Fatalf("FiredCount = %d", p.FiredCount())
-	}
 }
 
 // go-zookeeper's own protected create recovers from exactly this fault by
 // finding its GUID among the children; exactly one node results.
 func TestProxyDropReplyProtectedCreate(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	c, _ := connect(t, []string{p.Addr()}, 10*time.Second)
 	if _, err := c.Create("/protected", nil, 0, acl); err != nil {
 		t.Fatal(err)
@@ -283,7 +280,7 @@ func TestProxyDropReplyProtectedCreate(t *testing.T) {
 }
 
 func TestProxyDropReplyOtherOpcode(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	c, _ := connect(t, []string{p.Addr()}, 10*time.Second)
 	fired := p.DropReplyAfter(OpCreateContainer)
 	// Requests with other opcodes pass.
@@ -303,7 +300,7 @@ func TestProxyDropReplyOtherOpcode(t *testing.T) {
 }
 
 func TestProxyHealDisarms(t *testing.T) {
-	p := newProxy(t)
+	p := proxyT(t)
 	c, _ := connect(t, []string{p.Addr()}, 10*time.Second)
 	fired := p.DropReplyAfter(OpCreate)
 	p.Heal()
@@ -318,7 +315,7 @@ func TestProxyHealDisarms(t *testing.T) {
 }
 
 func TestProxyCloseIdempotent(t *testing.T) {
-	p, err := NewProxy(shared.Server(0).Addr())
+	p, err := newProxy(shared.Server(0).Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,14 +65,8 @@ func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.clientPort
 // Port is the client port.
 func (s *Server) Port() int { return s.clientPort }
 
-// DataDir is the server's data directory (snapshots and transaction logs).
-func (s *Server) DataDir() string { return s.dataDir }
-
 // LogPath is the file that receives the server's log output.
 func (s *Server) LogPath() string { return s.logPath }
-
-// ConfigPath is the server's zoo.cfg.
-func (s *Server) ConfigPath() string { return s.cfgPath }
 
 // Running reports whether the server's process is alive. A running server
 // is not necessarily serving; see Mode.
@@ -95,9 +89,9 @@ func (s *Server) Pid() int {
 
 // Mode asks the server (via srvr) whether it is serving and in which role:
 // "standalone", "leader", "follower" or "observer". It returns
-// ErrNotServing while the server is up but has no quorum.
+// errNotServing while the server is up but has no quorum.
 func (s *Server) Mode(ctx context.Context) (string, error) {
-	m, err := Srvr(ctx, s.Addr())
+	m, err := srvr(ctx, s.Addr())
 	if err != nil {
 		return "", err
 	}
@@ -175,11 +169,6 @@ func (s *Server) Restart(ctx context.Context) error {
 	return err
 }
 
-// LogTail returns the last n lines of the server's log.
-func (s *Server) LogTail(n int) string {
-	return tailFile(s.logPath, 0, n)
-}
-
 // launch starts the JVM; it does not wait for the server to serve.
 func (s *Server) launch() error {
 	s.mu.Lock()
@@ -199,7 +188,7 @@ func (s *Server) launch() error {
 
 	args := append(s.opts.jvmFlags(),
 		"-cp", strings.Join(s.inst.Classpath, string(os.PathListSeparator)),
-		MainClass, s.cfgPath)
+		mainClass, s.cfgPath)
 	cmd := exec.Command(s.inst.Java, args...)
 	cmd.Dir = s.dir
 	// slf4j-simple logs to stderr; one file per server keeps the output of

@@ -49,7 +49,7 @@ func TestStandaloneKillRestart(t *testing.T) {
 	if err := s.Kill(); err != nil {
 		t.Fatalf("second Kill: %v", err)
 	}
-	if _, err := FourLetter(ctx, addr, "ruok"); err == nil {
+	if _, err := fourLetter(ctx, addr, "ruok"); err == nil {
 		t.Fatal("killed server still answers")
 	}
 

@@ -87,7 +87,8 @@ var envDoc = []envVar{
 	{"BENCH_LOGS", "where the servers' and tools' logs go (scripts/bench.sh; default `${TMPDIR:-/tmp}/zklock-bench-logs`)"},
 }
 
-func loadConfig(quick bool) (Config, error) {
+// defaultConfig is the full run, or the quick one.
+func defaultConfig(quick bool) Config {
 	c := Config{
 		Quick:                   quick,
 		Tools:                   []string{"zklock", "etcd", "flock", "kazoo", "curator"},
@@ -129,58 +130,71 @@ func loadConfig(quick bool) (Config, error) {
 		c.QueueSizes = []int{10, 25}
 		c.ProfileRuns = 10
 	}
-	var err error
-	setInts := func(name string, dst ...*int) {
-		if err != nil {
-			return
-		}
-		v, ok := os.LookupEnv(name)
-		if !ok || strings.TrimSpace(v) == "" {
-			return
-		}
-		n, e := strconv.Atoi(strings.TrimSpace(v))
-		if e != nil || n < 0 {
-			err = fmt.Errorf("%s=%q: want a non-negative integer", name, v)
-			return
-		}
-		for _, d := range dst {
-			*d = n
-		}
+	return c
+}
+
+// envReader sets Config fields from BENCH_* variables; the first bad value
+// is its err, and later calls do nothing.
+type envReader struct{ err error }
+
+// value is the variable's trimmed value, "" when unset, blank, or after an
+// error.
+func (r *envReader) value(name string) string {
+	if r.err != nil {
+		return ""
 	}
-	setList := func(name string, dst *[]int) {
-		if err != nil {
-			return
-		}
-		v, ok := os.LookupEnv(name)
-		if !ok || strings.TrimSpace(v) == "" {
-			return
-		}
-		var out []int
-		for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' }) {
-			n, e := strconv.Atoi(f)
-			if e != nil || n <= 0 {
-				err = fmt.Errorf("%s=%q: want positive integers separated by spaces", name, v)
-				return
-			}
-			out = append(out, n)
-		}
-		*dst = out
+	return strings.TrimSpace(os.Getenv(name))
+}
+
+func (r *envReader) ints(name string, dst ...*int) {
+	v := r.value(name)
+	if v == "" {
+		return
 	}
-	setSeconds := func(name string, dst *time.Duration) {
-		if err != nil {
-			return
-		}
-		v, ok := os.LookupEnv(name)
-		if !ok || strings.TrimSpace(v) == "" {
-			return
-		}
-		f, e := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if e != nil || f <= 0 {
-			err = fmt.Errorf("%s=%q: want a positive number of seconds", name, v)
-			return
-		}
-		*dst = time.Duration(f * float64(time.Second))
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		r.err = fmt.Errorf("%s=%q: want a non-negative integer", name, v)
+		return
 	}
+	for _, d := range dst {
+		*d = n
+	}
+}
+
+func (r *envReader) list(name string, dst *[]int) {
+	v := r.value(name)
+	if v == "" {
+		return
+	}
+	var out []int
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' }) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			r.err = fmt.Errorf("%s=%q: want positive integers separated by spaces", name, v)
+			return
+		}
+		out = append(out, n)
+	}
+	*dst = out
+}
+
+func (r *envReader) seconds(name string, dst *time.Duration) {
+	v := r.value(name)
+	if v == "" {
+		return
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 {
+		r.err = fmt.Errorf("%s=%q: want a positive number of seconds", name, v)
+		return
+	}
+	*dst = time.Duration(f * float64(time.Second))
+}
+
+// loadConfig is the default configuration with the BENCH_* variables of
+// scripts/bench.sh applied.
+func loadConfig(quick bool) (Config, error) {
+	c := defaultConfig(quick)
 	if v := strings.TrimSpace(os.Getenv("BENCH_TOOLS")); v != "" {
 		c.Tools = strings.Fields(v)
 		for _, t := range c.Tools {
@@ -191,29 +205,26 @@ func loadConfig(quick bool) (Config, error) {
 			}
 		}
 	}
-	setInts("BENCH_UNCONTENDED_RUNS", &c.UncontendedRuns)
-	setInts("BENCH_UNCONTENDED_RUNS_PYTHON", &c.UncontendedRunsPython)
-	setInts("BENCH_UNCONTENDED_RUNS_JVM", &c.UncontendedRunsJVM)
-	setInts("BENCH_UNCONTENDED_WARMUP", &c.UncontendedWarmup)
-	setList("BENCH_CONTENDED_LOOPS", &c.ContendedLoops)
-	setSeconds("BENCH_CONTENDED_SECONDS", &c.ContendedWindow)
-	setSeconds("BENCH_CONTENDED_WARMUP_SECONDS", &c.ContendedWarmup)
-	setInts("BENCH_CONTENDED_MAX_LOOPS_PYTHON", &c.ContendedMaxLoopsPython)
-	setInts("BENCH_CONTENDED_MAX_LOOPS_JVM", &c.ContendedMaxLoopsJVM)
-	setInts("BENCH_HANDOFF_WAITERS", &c.HandoffWaiters)
-	setInts("BENCH_HANDOFF_WAITERS_PYTHON", &c.HandoffWaitersPython)
-	setInts("BENCH_HANDOFF_WAITERS_JVM", &c.HandoffWaitersJVM)
-	setInts("BENCH_HANDOFF_ROUNDS", &c.HandoffRounds)
-	setInts("BENCH_HANDOFF_PAIR_ROUNDS", &c.HandoffPairRounds)
-	setInts("BENCH_HANDOFF_PAIR_ROUNDS_SLOW", &c.HandoffPairRoundsSlow)
-	setList("BENCH_QUEUE_SIZES", &c.QueueSizes)
-	setInts("BENCH_PROFILE_RUNS", &c.ProfileRuns)
-	var procTimeout time.Duration
-	setSeconds("BENCH_PROC_TIMEOUT_SECONDS", &procTimeout)
-	if procTimeout > 0 {
-		c.ProcTimeout = procTimeout
-	}
-	return c, err
+	var r envReader
+	r.ints("BENCH_UNCONTENDED_RUNS", &c.UncontendedRuns)
+	r.ints("BENCH_UNCONTENDED_RUNS_PYTHON", &c.UncontendedRunsPython)
+	r.ints("BENCH_UNCONTENDED_RUNS_JVM", &c.UncontendedRunsJVM)
+	r.ints("BENCH_UNCONTENDED_WARMUP", &c.UncontendedWarmup)
+	r.list("BENCH_CONTENDED_LOOPS", &c.ContendedLoops)
+	r.seconds("BENCH_CONTENDED_SECONDS", &c.ContendedWindow)
+	r.seconds("BENCH_CONTENDED_WARMUP_SECONDS", &c.ContendedWarmup)
+	r.ints("BENCH_CONTENDED_MAX_LOOPS_PYTHON", &c.ContendedMaxLoopsPython)
+	r.ints("BENCH_CONTENDED_MAX_LOOPS_JVM", &c.ContendedMaxLoopsJVM)
+	r.ints("BENCH_HANDOFF_WAITERS", &c.HandoffWaiters)
+	r.ints("BENCH_HANDOFF_WAITERS_PYTHON", &c.HandoffWaitersPython)
+	r.ints("BENCH_HANDOFF_WAITERS_JVM", &c.HandoffWaitersJVM)
+	r.ints("BENCH_HANDOFF_ROUNDS", &c.HandoffRounds)
+	r.ints("BENCH_HANDOFF_PAIR_ROUNDS", &c.HandoffPairRounds)
+	r.ints("BENCH_HANDOFF_PAIR_ROUNDS_SLOW", &c.HandoffPairRoundsSlow)
+	r.list("BENCH_QUEUE_SIZES", &c.QueueSizes)
+	r.ints("BENCH_PROFILE_RUNS", &c.ProfileRuns)
+	r.seconds("BENCH_PROC_TIMEOUT_SECONDS", &c.ProcTimeout)
+	return c, r.err
 }
 
 func (c Config) wants(key string) bool {

@@ -87,56 +87,13 @@ func queueOne(ctx context.Context, e *env, t *Tool, addr, dir, ns string, q *Que
 	if err != nil {
 		return err
 	}
-	logName := "queue-" + ns + ".log"
-	var procs []*proc
-	abort := func(err error) error {
-		fifoRelease(ctx, fifo, time.Second)
-		for _, p := range procs {
-			p.cmd.Process.Signal(syscall.SIGTERM)
-		}
-		for _, p := range procs {
-			p.wait()
-		}
-		return err
-	}
-	holder, err := e.spawn(ctx, t, t.argv(path, append([]string{e.shBin, "-c", holdScript, fifo}, e.stamp...)), nil, stamps, logName)
+	procs, err := startQueue(ctx, e, t, addr, path, fifo, stamps, n, "queue-"+ns+".log")
 	if err != nil {
 		return err
 	}
-	procs = append(procs, holder)
-	if _, err := waitMntr(ctx, addr, time.Minute, "the holder", func(m map[string]int64) bool {
-		return m["zk_ephemerals_count"] == 1
-	}); err != nil {
-		return abort(err)
-	}
-	for i := 0; i < n; i++ {
-		p, err := e.spawn(ctx, t, t.argv(path, e.stamp), nil, stamps, logName)
-		if err != nil {
-			return abort(err)
-		}
-		procs = append(procs, p)
-	}
-	// Every waiter has joined and set its two watches (on the contender
-	// ahead and on its own node), the holder watches its own node, and
-	// nothing is in flight.
-	if _, err := waitMntr(ctx, addr, 2*time.Minute, fmt.Sprintf("%d queued waiters", n), func(m map[string]int64) bool {
-		return m["zk_ephemerals_count"] == int64(n+1) && m["zk_watch_count"] == int64(2*n+1) && m["zk_outstanding_requests"] == 0
-	}); err != nil {
-		return abort(err)
-	}
+	abort := func(err error) error { return stopQueue(ctx, fifo, procs, err) }
 	time.Sleep(300 * time.Millisecond)
-	var rss []int64
-	for _, p := range procs[1:] {
-		// The waiter and its children (zklock starts its watchdog shell
-		// while it connects), as in the memory test.
-		if r, _, n := procRSS(p.cmd.Process.Pid); n > 0 {
-			rss = append(rss, r)
-		}
-	}
-	q.WaiterRSSMedianKiB = medianInt(rss)
-	for _, r := range rss {
-		q.WaiterRSSMaxKiB = max(q.WaiterRSSMaxKiB, r)
-	}
+	q.WaiterRSSMedianKiB, q.WaiterRSSMaxKiB = waitersRSS(procs[1:])
 
 	before, err := mntr(ctx, addr)
 	if err != nil {
@@ -145,18 +102,9 @@ func queueOne(ctx context.Context, e *env, t *Tool, addr, dir, ns string, q *Que
 	if err := fifoRelease(ctx, fifo, 10*time.Second); err != nil {
 		return abort(err)
 	}
-	var lastEnd time.Time
-	var firstErr error
-	for _, p := range procs {
-		if _, err := p.wait(); err != nil && firstErr == nil {
-			firstErr = err
-		}
-		if p.end.After(lastEnd) {
-			lastEnd = p.end
-		}
-	}
-	if firstErr != nil {
-		return firstErr
+	lastEnd, err := waitAll(procs)
+	if err != nil {
+		return err
 	}
 	// Every session closed (the 4lw connection that asks is one of them).
 	after, err := waitMntr(ctx, addr, time.Minute, "the sessions to close", func(m map[string]int64) bool {
@@ -165,19 +113,7 @@ func queueOne(ctx context.Context, e *env, t *Tool, addr, dir, ns string, q *Que
 	if err != nil {
 		return err
 	}
-	q.Deltas = map[string]int64{}
-	for _, k := range queueCounters {
-		key := k
-		if strings.Contains(k, "%s") {
-			key = fmt.Sprintf(k, ns)
-		}
-		q.Deltas[strings.Replace(k, "_%s_", "_NS_", 1)] = after[key] - before[key]
-	}
-	q.Deltas["ns_reads"] = q.Deltas["zk_cnt_NS_read_per_namespace"]
-	q.Deltas["ns_writes"] = q.Deltas["zk_cnt_NS_write_per_namespace"]
-	// readlatency counts every read-only request the server answered:
-	// the lock path's reads, and go-zookeeper's pings.
-	q.Deltas["pings"] = q.Deltas["zk_cnt_readlatency"] - q.Deltas["ns_reads"]
+	q.Deltas = queueDeltas(before, after, ns)
 
 	st, err := readStamps(stampPath)
 	if err != nil {
@@ -189,4 +125,98 @@ func queueOne(ctx context.Context, e *env, t *Tool, addr, dir, ns string, q *Que
 	q.DrainMS = float64(lastEnd.UnixNano()-st[0]) / 1e6
 	q.Handoff = distMS(stampGaps(st))
 	return nil
+}
+
+// waitersRSS is the median and the largest resident set of the waiters,
+// each with its children (zklock starts its watchdog while it connects), as
+// in the memory test.
+func waitersRSS(waiters []*proc) (median, largest int64) {
+	var rss []int64
+	for _, p := range waiters {
+		if r, _, n := procRSS(p.cmd.Process.Pid); n > 0 {
+			rss = append(rss, r)
+		}
+	}
+	for _, r := range rss {
+		largest = max(largest, r)
+	}
+	return medianInt(rss), largest
+}
+
+// waitAll waits for every process and returns when the last one ended, and
+// the first failure.
+func waitAll(procs []*proc) (lastEnd time.Time, err error) {
+	for _, p := range procs {
+		if _, werr := p.wait(); werr != nil && err == nil {
+			err = werr
+		}
+		if p.end.After(lastEnd) {
+			lastEnd = p.end
+		}
+	}
+	return lastEnd, err
+}
+
+// queueDeltas is what the server counted between two mntr snapshots, the
+// per-namespace counters under an NS key.
+func queueDeltas(before, after map[string]int64, ns string) map[string]int64 {
+	d := map[string]int64{}
+	for _, k := range queueCounters {
+		key := k
+		if strings.Contains(k, "%s") {
+			key = fmt.Sprintf(k, ns)
+		}
+		d[strings.Replace(k, "_%s_", "_NS_", 1)] = after[key] - before[key]
+	}
+	d["ns_reads"] = d["zk_cnt_NS_read_per_namespace"]
+	d["ns_writes"] = d["zk_cnt_NS_write_per_namespace"]
+	// readlatency counts every read-only request the server answered:
+	// the lock path's reads, and go-zookeeper's pings.
+	d["pings"] = d["zk_cnt_readlatency"] - d["ns_reads"]
+	return d
+}
+
+// startQueue starts the holder, which holds until fifo is written, then n
+// waiters, and returns once every waiter is queued and the server is idle.
+// On failure it stops what it started.
+func startQueue(ctx context.Context, e *env, t *Tool, addr, path, fifo string, stamps *os.File, n int, logName string) ([]*proc, error) {
+	var procs []*proc
+	holder, err := e.spawn(ctx, t, t.argv(path, append([]string{e.shBin, "-c", holdScript, fifo}, e.stamp...)), nil, stamps, logName)
+	if err != nil {
+		return nil, err
+	}
+	procs = append(procs, holder)
+	if _, err := waitMntr(ctx, addr, time.Minute, "the holder", func(m map[string]int64) bool {
+		return m["zk_ephemerals_count"] == 1
+	}); err != nil {
+		return nil, stopQueue(ctx, fifo, procs, err)
+	}
+	for i := 0; i < n; i++ {
+		p, err := e.spawn(ctx, t, t.argv(path, e.stamp), nil, stamps, logName)
+		if err != nil {
+			return nil, stopQueue(ctx, fifo, procs, err)
+		}
+		procs = append(procs, p)
+	}
+	// Every waiter has joined and set its two watches (on the contender
+	// ahead and on its own node), the holder watches its own node, and
+	// nothing is in flight.
+	if _, err := waitMntr(ctx, addr, 2*time.Minute, fmt.Sprintf("%d queued waiters", n), func(m map[string]int64) bool {
+		return m["zk_ephemerals_count"] == int64(n+1) && m["zk_watch_count"] == int64(2*n+1) && m["zk_outstanding_requests"] == 0
+	}); err != nil {
+		return nil, stopQueue(ctx, fifo, procs, err)
+	}
+	return procs, nil
+}
+
+// stopQueue releases the holder, stops every process and returns err.
+func stopQueue(ctx context.Context, fifo string, procs []*proc, err error) error {
+	fifoRelease(ctx, fifo, time.Second)
+	for _, p := range procs {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range procs {
+		p.wait()
+	}
+	return err
 }

@@ -39,50 +39,24 @@ type inputs struct {
 // down again. It returns whatever was measured even when a phase failed,
 // with the failure in Notes; only a failed set-up is an error.
 func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
-	logDir := in.LogDir
 	res := &Results{Version: resultsVersion, Started: time.Now().UTC(), Repro: in.Repro, Config: cfg}
 	loadStart := loadAvg()
-	if err := os.RemoveAll(logDir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return nil, err
-	}
-	state, err := stateDir()
+	state, err := prepareDirs(in.LogDir)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(state)
-
-	e := &env{logDir: logDir, timeout: cfg.ProcTimeout, lockDir: filepath.Join(state, "flock")}
-	if err := os.MkdirAll(e.lockDir, 0o755); err != nil {
+	e, err := newEnv(cfg, in, state, res)
+	if err != nil {
 		return nil, err
 	}
-	for _, b := range []struct {
-		dst  *string
-		name string
-	}{{&e.trueBin, "true"}, {&e.dateBin, "date"}, {&e.shBin, "sh"}, {&e.flock, "flock"}, {&e.etcdctl, "etcdctl"}} {
-		p, err := exec.LookPath(b.name)
-		if err != nil {
-			if b.name == "etcdctl" || b.name == "flock" {
-				continue // reported as an unavailable tool below
-			}
-			return nil, fmt.Errorf("%s not found: %w", b.name, err)
-		}
-		*b.dst = p
-	}
 
-	e.stamp, res.HandoffProbe = []string{e.dateBin, "+%s%N"}, "date +%s%N"
-	if in.Stamp != "" {
-		e.stamp, res.HandoffProbe = []string{in.Stamp}, "stamp"
-	}
-
-	logf("starting ZooKeeper (logs in %s)", logDir)
+	logf("starting ZooKeeper (logs in %s)", e.logDir)
 	zkDir := filepath.Join(state, "zk")
 	if err := os.MkdirAll(zkDir, 0o755); err != nil {
 		return nil, err
 	}
-	cluster, err := startZooKeeper(ctx, zkDir, logDir)
+	cluster, err := startZooKeeper(ctx, zkDir, e.logDir)
 	if err != nil {
 		return nil, fmt.Errorf("ZooKeeper: %w", err)
 	}
@@ -93,64 +67,11 @@ func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
 	e.zkAddr = cluster.Server(0).Addr()
 	logf("ZooKeeper serves on %s", e.zkAddr)
 
-	tools := []*Tool{newZklock(e, in.Zklock)}
-	res.Tools = append(res.Tools, toolInfo(tools[0], true, ""))
-
-	var etcd *etcdServer
-	if cfg.wants("etcd") {
-		etcdBin, lerr := exec.LookPath("etcd")
-		switch {
-		case lerr != nil || e.etcdctl == "":
-			res.Tools = append(res.Tools, ToolInfo{Key: "etcd", Name: "etcdctl lock",
-				Note: "etcd or etcdctl not installed (Debian etcd-server, etcd-client; scripts/install-deps.sh installs them)"})
-		default:
-			logf("starting etcd")
-			etcd, err = startEtcd(ctx, etcdBin, state, logDir)
-			if err != nil {
-				return nil, fmt.Errorf("etcd: %w", err)
-			}
-			defer func() {
-				logf("stopping etcd")
-				etcd.Stop()
-			}()
-			e.etcdAddr = etcd.Endpoint
-			logf("etcd serves on %s", e.etcdAddr)
-			t := newEtcd(e)
-			tools = append(tools, t)
-			res.Tools = append(res.Tools, toolInfo(t, true, ""))
-		}
+	tools, etcd, stopEtcd, err := startTools(ctx, e, cfg, in, state, res)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.wants("flock") {
-		if e.flock == "" {
-			res.Tools = append(res.Tools, ToolInfo{Key: "flock", Name: "flock(1)", Note: "flock not installed (Debian util-linux)"})
-		} else {
-			t := newFlock(e)
-			tools = append(tools, t)
-			res.Tools = append(res.Tools, toolInfo(t, true, ""))
-		}
-	}
-	// The peer runners: measured when their prerequisites are there,
-	// otherwise listed with the reason.
-	addRunner := func(key, name, class string, argv []string, err error) {
-		if err != nil {
-			res.Tools = append(res.Tools, ToolInfo{Key: key, Name: name, Note: err.Error()})
-			res.Notes = append(res.Notes, name+" not measured: "+err.Error())
-			return
-		}
-		t := newRunner(e, key, name, class, argv)
-		tools = append(tools, t)
-		res.Tools = append(res.Tools, toolInfo(t, true, ""))
-	}
-	if cfg.wants("kazoo") {
-		argv, err := peers.KazooArgv()
-		addRunner("kazoo", "Kazoo runner", "python", argv, err)
-	}
-	if cfg.wants("curator") {
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-		argv, err := peers.CuratorArgv(cctx)
-		cancel()
-		addRunner("curator", "Curator runner", "jvm", argv, err)
-	}
+	defer stopEtcd()
 
 	conn, err := zktest.Dial(ctx, []string{e.zkAddr})
 	if err != nil {
@@ -168,18 +89,132 @@ func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
 	if in.ZklockBuild != "" {
 		res.Machine.Versions["zklock build"] = in.ZklockBuild
 	}
-	// The cgo build is timed uncontended only: it differs from the release
-	// build in process start-up alone.
-	uncontended := tools
-	if in.ZklockCgo != "" {
-		t := newZklock(e, in.ZklockCgo)
-		t.Key, t.Name = "zklock-cgo", "zklock (cgo build)"
-		t.lockName = func(l string) string { return "/bench/zklock-cgo/" + l }
-		uncontended = append([]*Tool{tools[0], t}, tools[1:]...)
-		res.Tools = append(res.Tools, ToolInfo{Key: t.Key, Name: t.Name, Argv: t.Argv("NAME", "true"), Available: true,
-			Note: "plain `go build` (cgo, dynamically linked), uncontended test only"})
-	}
+	runPhases(ctx, e, cfg, tools, withCgo(e, in, tools, res), cluster.Server(0).Addr(), res)
 
+	res.Machine.LoadEnd = loadAvg()
+	res.Finished = time.Now().UTC()
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return res, nil
+}
+
+// prepareDirs empties the log directory and makes the state directory,
+// which the caller removes.
+func prepareDirs(logDir string) (state string, err error) {
+	if err := os.RemoveAll(logDir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return "", err
+	}
+	return stateDir()
+}
+
+// newEnv finds the commands the tools run. etcdctl and flock may be
+// missing: their tools are then listed as unavailable.
+func newEnv(cfg Config, in inputs, state string, res *Results) (*env, error) {
+	e := &env{logDir: in.LogDir, timeout: cfg.ProcTimeout, lockDir: filepath.Join(state, "flock")}
+	if err := os.MkdirAll(e.lockDir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, b := range []struct {
+		dst  *string
+		name string
+	}{{&e.trueBin, "true"}, {&e.dateBin, "date"}, {&e.shBin, "sh"}, {&e.flock, "flock"}, {&e.etcdctl, "etcdctl"}} {
+		p, err := exec.LookPath(b.name)
+		if err != nil {
+			if b.name == "etcdctl" || b.name == "flock" {
+				continue
+			}
+			return nil, fmt.Errorf("%s not found: %w", b.name, err)
+		}
+		*b.dst = p
+	}
+	e.stamp, res.HandoffProbe = []string{e.dateBin, "+%s%N"}, "date +%s%N"
+	if in.Stamp != "" {
+		e.stamp, res.HandoffProbe = []string{in.Stamp}, "stamp"
+	}
+	return e, nil
+}
+
+// startTools makes the tools to measure, zklock first, starting etcd for
+// etcdctl. A peer whose prerequisites are missing is listed with the
+// reason instead. stop ends etcd.
+func startTools(ctx context.Context, e *env, cfg Config, in inputs, state string, res *Results) (tools []*Tool, etcd *etcdServer, stop func(), err error) {
+	stop = func() {}
+	add := func(t *Tool) {
+		tools = append(tools, t)
+		res.Tools = append(res.Tools, toolInfo(t, true, ""))
+	}
+	unavailable := func(key, name, why string) {
+		res.Tools = append(res.Tools, ToolInfo{Key: key, Name: name, Note: why})
+	}
+	add(newZklock(e, in.Zklock))
+	if cfg.wants("etcd") {
+		etcdBin, lerr := exec.LookPath("etcd")
+		if lerr != nil || e.etcdctl == "" {
+			unavailable("etcd", "etcdctl lock", "etcd or etcdctl not installed (Debian etcd-server, etcd-client; scripts/install-deps.sh installs them)")
+		} else {
+			logf("starting etcd")
+			if etcd, err = startEtcd(ctx, etcdBin, state, e.logDir); err != nil {
+				return nil, nil, stop, fmt.Errorf("etcd: %w", err)
+			}
+			stop = func() {
+				logf("stopping etcd")
+				etcd.Stop()
+			}
+			e.etcdAddr = etcd.Endpoint
+			logf("etcd serves on %s", e.etcdAddr)
+			add(newEtcd(e))
+		}
+	}
+	if cfg.wants("flock") {
+		if e.flock == "" {
+			unavailable("flock", "flock(1)", "flock not installed (Debian util-linux)")
+		} else {
+			add(newFlock(e))
+		}
+	}
+	addRunner := func(key, name, class string, argv []string, err error) {
+		if err != nil {
+			unavailable(key, name, err.Error())
+			res.Notes = append(res.Notes, name+" not measured: "+err.Error())
+			return
+		}
+		add(newRunner(e, key, name, class, argv))
+	}
+	if cfg.wants("kazoo") {
+		argv, err := peers.KazooArgv()
+		addRunner("kazoo", "Kazoo runner", "python", argv, err)
+	}
+	if cfg.wants("curator") {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		argv, err := peers.CuratorArgv(cctx)
+		cancel()
+		addRunner("curator", "Curator runner", "jvm", argv, err)
+	}
+	return tools, etcd, stop, nil
+}
+
+// withCgo returns the tools of the uncontended test: the cgo build, when
+// given, joins them there only, because it differs from the release build
+// in process start-up alone.
+func withCgo(e *env, in inputs, tools []*Tool, res *Results) []*Tool {
+	if in.ZklockCgo == "" {
+		return tools
+	}
+	t := newZklock(e, in.ZklockCgo)
+	t.Key, t.Name = "zklock-cgo", "zklock (cgo build)"
+	t.lockName = func(l string) string { return "/bench/zklock-cgo/" + l }
+	res.Tools = append(res.Tools, ToolInfo{Key: t.Key, Name: t.Name, Argv: t.Argv("NAME", "true"), Available: true,
+		Note: "plain `go build` (cgo, dynamically linked), uncontended test only"})
+	return append([]*Tool{tools[0], t}, tools[1:]...)
+}
+
+// runPhases measures, one phase after another. A failed phase is noted in
+// the results and the next one runs.
+func runPhases(ctx context.Context, e *env, cfg Config, tools, uncontended []*Tool, zkAddr string, res *Results) {
 	phase := func(name string, f func() error) {
 		if ctx.Err() != nil {
 			return
@@ -202,18 +237,11 @@ func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
 	e.zkConn.Close()
 	e.zkConn = nil
 	phase("zklock queue drain and per-release server work", func() error {
-		return measureQueue(ctx, e, cfg, tools[0], cluster.Server(0).Addr(), res)
+		return measureQueue(ctx, e, cfg, tools[0], zkAddr, res)
 	})
 	phase("the keepalive of an idle holder", func() error {
-		return measureKeepalive(ctx, e, tools[0], cluster.Server(0).Addr(), res)
+		return measureKeepalive(ctx, e, tools[0], zkAddr, res)
 	})
-
-	res.Machine.LoadEnd = loadAvg()
-	res.Finished = time.Now().UTC()
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("interrupted: %w", ctx.Err())
-	}
-	return res, nil
 }
 
 func toolInfo(t *Tool, ok bool, note string) ToolInfo {

@@ -18,6 +18,15 @@ type Target struct {
 // targets checks the goals zklock is held to.
 func (r *Results) targets() []Target {
 	var out []Target
+	out = append(out, r.latencyTargets()...)
+	out = append(out, r.throughputTargets()...)
+	out = append(out, r.handoffTargets()...)
+	return append(out, r.memoryTarget(), r.keepaliveTarget(), r.herdTarget())
+}
+
+// latencyTargets compare the uncontended median with etcdctl's and Kazoo's.
+func (r *Results) latencyTargets() []Target {
+	var out []Target
 	zl := r.latency("zklock")
 	for _, p := range []struct {
 		key   string
@@ -35,6 +44,12 @@ func (r *Results) targets() []Target {
 		}
 		out = append(out, t)
 	}
+	return out
+}
+
+// throughputTargets compare contended throughput with etcdctl's.
+func (r *Results) throughputTargets() []Target {
+	var out []Target
 	for _, loops := range []int{10, 50} {
 		t := Target{What: fmt.Sprintf("contended throughput, %d loops", loops), Want: "≥ etcdctl lock"}
 		z, e := r.throughput("zklock", loops), r.throughput("etcd", loops)
@@ -47,6 +62,12 @@ func (r *Results) targets() []Target {
 		}
 		out = append(out, t)
 	}
+	return out
+}
+
+// handoffTargets bound the handoff's median, with one waiter and a queue.
+func (r *Results) handoffTargets() []Target {
+	var out []Target
 	for _, hs := range []struct {
 		what string
 		list []HandoffResult
@@ -64,6 +85,11 @@ func (r *Results) targets() []Target {
 		}
 		out = append(out, t)
 	}
+	return out
+}
+
+// memoryTarget bounds a waiting zklock's resident memory.
+func (r *Results) memoryTarget() Target {
 	t := Target{What: "resident memory of a waiting zklock", Want: "≤ 12 MiB"}
 	if m := r.memory("zklock"); m != nil {
 		t.Measured = true
@@ -75,8 +101,12 @@ func (r *Results) targets() []Target {
 	} else {
 		t.Got = "not measured"
 	}
-	out = append(out, t)
-	t = Target{What: "packets one idle holder sends per session timeout T", Want: "≤ 25 (20 keepalive syncs, 3 pings)"}
+	return t
+}
+
+// keepaliveTarget bounds what an idle holder sends.
+func (r *Results) keepaliveTarget() Target {
+	t := Target{What: "packets one idle holder sends per session timeout T", Want: "≤ 25 (20 keepalive syncs, 3 pings)"}
 	if k := r.Keepalive; k != nil && k.Error == "" {
 		t.Measured = true
 		t.Met = k.PacketsPerT <= 25
@@ -84,13 +114,17 @@ func (r *Results) targets() []Target {
 	} else {
 		t.Got = "not measured"
 	}
-	out = append(out, t)
-	// Herd-free: each release fires one deletion event that notifies one
-	// waiter, and no child or creation watch fires. Data-change
-	// notifications are counted apart: a holder that waited records when
-	// it took the lock in its own node, which notifies its own session and
-	// the waiter behind it, who watches again without listing.
-	t = Target{What: "deletion notifications per handoff, any queue length (herd-free)", Want: "exactly 1"}
+	return t
+}
+
+// herdTarget checks herd-freedom: each release fires one deletion event
+// that notifies one
+// waiter, and no child or creation watch fires. Data-change
+// notifications are counted apart: a holder that waited records when
+// it took the lock in its own node, which notifies its own session and
+// the waiter behind it, who watches again without listing.
+func (r *Results) herdTarget() Target {
+	t := Target{What: "deletion notifications per handoff, any queue length (herd-free)", Want: "exactly 1"}
 	var got []string
 	ok, any := true, false
 	for _, q := range r.Queue {
@@ -115,8 +149,7 @@ func (r *Results) targets() []Target {
 	if !any {
 		t.Got = "not measured"
 	}
-	out = append(out, t)
-	return out
+	return t
 }
 
 func metWord(t Target) string {

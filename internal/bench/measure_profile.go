@@ -18,25 +18,9 @@ func measureProfile(ctx context.Context, e *env, cfg Config, t *Tool, res *Resul
 	}
 	p := &Profile{Runs: cfg.ProfileRuns, Marks: true}
 	res.Profile = p
-	// The floors: fork+exec of /bin/true, and zklock without the network.
-	var trues, versions []time.Duration
-	for i := 0; i < cfg.ProfileRuns && ctx.Err() == nil; i++ {
-		start := time.Now()
-		if err := exec.CommandContext(ctx, e.trueBin).Run(); err != nil {
-			return err
-		}
-		trues = append(trues, time.Since(start))
-		start = time.Now()
-		vctx, cancel := context.WithTimeout(ctx, e.timeout)
-		err := exec.CommandContext(vctx, t.argv("/x", nil)[0], "version").Run()
-		cancel()
-		if err != nil {
-			return err
-		}
-		versions = append(versions, time.Since(start))
+	if err := measureFloors(ctx, e, cfg, t, p); err != nil {
+		return err
 	}
-	p.TrueMS = distMS(durationsMS(trues)).P50
-	p.VersionMS = distMS(durationsMS(versions)).P50
 
 	at := make([][]float64, len(profilePhases))
 	delta := make([][]float64, len(profilePhases))
@@ -128,4 +112,28 @@ func profileRun(ctx context.Context, e *env, t *Tool) ([]float64, float64, error
 	}
 	at[len(at)-1] = total
 	return at, total, nil
+}
+
+// measureFloors times the floors under a run: fork+exec of /bin/true, and
+// zklock without the network (`zklock version`).
+func measureFloors(ctx context.Context, e *env, cfg Config, t *Tool, p *Profile) error {
+	var trues, versions []time.Duration
+	for i := 0; i < cfg.ProfileRuns && ctx.Err() == nil; i++ {
+		start := time.Now()
+		if err := exec.CommandContext(ctx, e.trueBin).Run(); err != nil {
+			return err
+		}
+		trues = append(trues, time.Since(start))
+		start = time.Now()
+		vctx, cancel := context.WithTimeout(ctx, e.timeout)
+		err := exec.CommandContext(vctx, t.argv("/x", nil)[0], "version").Run()
+		cancel()
+		if err != nil {
+			return err
+		}
+		versions = append(versions, time.Since(start))
+	}
+	p.TrueMS = distMS(durationsMS(trues)).P50
+	p.VersionMS = distMS(durationsMS(versions)).P50
+	return nil
 }

@@ -24,6 +24,18 @@ func distBar(key, label string, d Dist, upperName string, upper float64) hbar {
 // renderPlots writes the SVG plots and returns their paths by name.
 func renderPlots(r *Results, dir string) (map[string]string, error) {
 	out := map[string]string{}
+	for _, plot := range []func(string, map[string]string) error{
+		r.plotUncontended, r.plotThroughput, r.plotHandoff, r.plotQueue,
+	} {
+		if err := plot(dir, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// plotUncontended draws each tool's uncontended median and p90.
+func (r *Results) plotUncontended(dir string, out map[string]string) error {
 	var rows []hbar
 	for _, l := range r.Uncontended {
 		rows = append(rows, distBar(l.Tool, r.toolName(l.Tool), l.Dist, "p90", l.Dist.P90))
@@ -31,11 +43,15 @@ func renderPlots(r *Results, dir string) (map[string]string, error) {
 	if len(rows) > 0 {
 		p := filepath.Join(dir, "uncontended.svg")
 		if err := hbarChart(p, "Uncontended run -- true, whole process: median", "milliseconds", "p90", rows); err != nil {
-			return nil, err
+			return err
 		}
 		out["uncontended"] = p
 	}
+	return nil
+}
 
+// plotThroughput draws contended throughput by tool and loop count.
+func (r *Results) plotThroughput(dir string, out map[string]string) error {
 	var groups []string
 	for _, l := range r.Config.ContendedLoops {
 		groups = append(groups, fmt.Sprintf("%d loop%s", l, plural(l)))
@@ -58,12 +74,16 @@ func renderPlots(r *Results, dir string) (map[string]string, error) {
 	if len(r.Contended) > 0 {
 		p := filepath.Join(dir, "throughput.svg")
 		if err := groupedBarChart(p, "Contended throughput: acquisitions per second on one lock", "acquisitions / s", groups, series); err != nil {
-			return nil, err
+			return err
 		}
 		out["throughput"] = p
 	}
+	return nil
+}
 
-	rows = nil
+// plotHandoff draws the handoff's median and p99, the probe's floor first.
+func (r *Results) plotHandoff(dir string, out map[string]string) error {
+	var rows []hbar
 	if f := r.HandoffFloor; f != nil {
 		probe := strings.Fields(r.probe())[0]
 		rows = append(rows, distBar("floor", "floor ("+probe+", "+probe+")", *f, "p99", f.P99))
@@ -78,11 +98,15 @@ func renderPlots(r *Results, dir string) (map[string]string, error) {
 	if len(r.Handoff)+len(r.HandoffPair) > 0 {
 		p := filepath.Join(dir, "handoff.svg")
 		if err := hbarChart(p, "Handoff: holder's command exit to next waiter's command start", "milliseconds", "p99", rows); err != nil {
-			return nil, err
+			return err
 		}
 		out["handoff"] = p
 	}
+	return nil
+}
 
+// plotQueue draws the server's work per release against the queue's length.
+func (r *Results) plotQueue(dir string, out map[string]string) error {
 	var xs []string
 	notif := lineSeries{Label: "watch notifications / handoff", Color: "#1f6fb4"}
 	pin := lineSeries{Label: "packets in / release", Color: "#e8710a"}
@@ -108,9 +132,9 @@ func renderPlots(r *Results, dir string) (map[string]string, error) {
 		p := filepath.Join(dir, "queue.svg")
 		if err := lineChart(p, "zklock queue: ZooKeeper work per release vs queue length", "waiters queued behind the holder",
 			"per release (mntr deltas)", xs, []lineSeries{notif, pin, req, pout}); err != nil {
-			return nil, err
+			return err
 		}
 		out["queue"] = p
 	}
-	return out, nil
+	return nil
 }

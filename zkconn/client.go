@@ -96,7 +96,39 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
 		debugf: logf}
-	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+	failed := lastFailure{tls: o.TLS != nil}
+	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
+		zk.WithLogger(logf), zk.WithLogInfo(o.Debugf != nil),
+		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(c.dialer(o))),
+		zk.WithHostProvider(newHostList(ctx, o.ConnectTimeout, o.Warnf)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	c.conn = conn
+	c.sess.mu.Lock()
+	c.sess.sessionID = conn.SessionID
+	c.sess.mu.Unlock()
+
+	if err := c.awaitSession(ctx, o, &failed); err != nil {
+		return nil, err
+	}
+	if err := c.addAuth(ctx, o.Auth); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.wire.mu.Lock()
+	c.wire.handshake = handshakeLimit(c.wire.negotiated)
+	c.wire.mu.Unlock()
+	c.stop, c.stopped = make(chan struct{}), make(chan struct{})
+	go c.keepalive()
+	return c, nil
+}
+
+// dialer connects to one server for go-zookeeper: over TLS when
+// configured, with SASL below the wire tracker when configured, and always
+// through the tracker.
+func (c *Client) dialer(o Options) func(network, address string, timeout time.Duration) (net.Conn, error) {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		var conn net.Conn
 		var err error
 		if o.TLS != nil {
@@ -124,27 +156,18 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		// Watch the plaintext: with TLS, inside the encryption.
 		return c.wire.wrap(conn), nil
 	}
-	failed := lastFailure{tls: o.TLS != nil}
-	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
-		zk.WithLogger(logf), zk.WithLogInfo(o.Debugf != nil),
-		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(dial)),
-		zk.WithHostProvider(newHostList(ctx, o.ConnectTimeout, o.Warnf)))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	c.conn = conn
-	c.sess.mu.Lock()
-	c.sess.sessionID = conn.SessionID
-	c.sess.mu.Unlock()
+}
 
+// awaitSession waits, within the connect timeout, for the first session.
+func (c *Client) awaitSession(ctx context.Context, o Options, failed *lastFailure) error {
 	wait, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
 	select {
 	case <-c.sess.upChan():
-		c.sess.setID(conn.SessionID())
+		c.sess.setID(c.conn.SessionID())
 	case <-c.sess.lost:
 		c.Close()
-		return nil, c.sess.err()
+		return c.sess.err()
 	case <-wait.Done():
 		// No session was established, so there is nothing to close on
 		// the server; go-zookeeper's Close would still wait up to a
@@ -152,32 +175,31 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		// background (it ends by itself within that second) so that an
 		// unreachable ensemble fails within --connect-timeout.
 		if c.closed.CompareAndSwap(false, true) {
-			go conn.Close()
+			go c.conn.Close()
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: no session with %s within %s%s", ErrUnavailable,
+		return fmt.Errorf("%w: no session with %s within %s%s", ErrUnavailable,
 			strings.Join(o.ConnString.Servers, ","), o.ConnectTimeout, failed.reason())
 	}
+	return nil
+}
+
+// addAuth adds a digest (or other non-x509) identity to the session.
+func (c *Client) addAuth(ctx context.Context, a *Auth) error {
 	// An x509 identity comes with the TLS handshake; nothing to add.
-	if o.Auth != nil && o.Auth.Scheme != SchemeX509 {
+	if a != nil && a.Scheme != SchemeX509 {
 		if _, err := call(ctx, func() (struct{}, error) {
-			return struct{}{}, conn.AddAuth(o.Auth.Scheme, []byte(o.Auth.Credentials))
+			return struct{}{}, c.conn.AddAuth(a.Scheme, []byte(a.Credentials))
 		}); err != nil {
-			c.Close()
 			if IsPermission(err) {
-				return nil, fmt.Errorf("%w: auth as %q refused: %v", ErrPermission, o.Auth.User(), err)
+				return fmt.Errorf("%w: auth as %q refused: %v", ErrPermission, a.User(), err)
 			}
-			return nil, fmt.Errorf("%w: auth: %v", ErrUnavailable, err)
+			return fmt.Errorf("%w: auth: %v", ErrUnavailable, err)
 		}
 	}
-	c.wire.mu.Lock()
-	c.wire.handshake = handshakeLimit(c.wire.negotiated)
-	c.wire.mu.Unlock()
-	c.stop, c.stopped = make(chan struct{}), make(chan struct{})
-	go c.keepalive()
-	return c, nil
+	return nil
 }
 
 // stopKeepalive ends the keepalive, if it was started, and waits for it.

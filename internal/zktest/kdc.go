@@ -46,82 +46,16 @@ func StartKDC(ctx context.Context, dir, realm string) (*KDC, error) {
 	k := &KDC{Realm: realm, Dir: dir, Port: ports[0],
 		Krb5Conf: filepath.Join(dir, "krb5.conf"), kdcConf: filepath.Join(dir, "kdc.conf")}
 	addr := "127.0.0.1:" + strconv.Itoa(k.Port)
-	// rdns and dns_canonicalize_hostname off: service principals are
-	// named by the host exactly as the client wrote it, in every client
-	// (MIT, Java, gokrb5). udp_preference_limit=1: TCP only, one port.
-	krb5 := fmt.Sprintf(`[libdefaults]
-  default_realm = %[1]s
-  dns_lookup_kdc = false
-  dns_lookup_realm = false
-  dns_canonicalize_hostname = false
-  rdns = false
-  udp_preference_limit = 1
-  ticket_lifetime = 1h
-  forwardable = false
-[realms]
-  %[1]s = {
-    kdc = %[2]s
-  }
-[domain_realm]
-  localhost = %[1]s
-  127.0.0.1 = %[1]s
-`, realm, addr)
-	kdc := fmt.Sprintf(`[kdcdefaults]
-  kdc_listen = %[3]s
-  kdc_tcp_listen = %[3]s
-[realms]
-  %[1]s = {
-    database_name = %[2]s/principal
-    key_stash_file = %[2]s/stash
-    acl_file = %[2]s/kadm5.acl
-    supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
-    max_life = 1h
-  }
-[logging]
-  kdc = FILE:%[2]s/kdc.log
-`, realm, dir, addr)
-	for name, text := range map[string]string{k.Krb5Conf: krb5, k.kdcConf: kdc, filepath.Join(dir, "kadm5.acl"): ""} {
-		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
-			return nil, err
-		}
+	if err := k.writeConfig(addr); err != nil {
+		return nil, err
 	}
 	if err := k.tool(ctx, "kdb5_util", "create", "-s", "-r", realm, "-P", "zktest-master-key"); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("krb5kdc", "-n", "-r", realm)
-	cmd.Env = k.env()
-	log, err := os.Create(filepath.Join(dir, "krb5kdc.out"))
-	if err != nil {
+	if err := k.serve(ctx, addr); err != nil {
 		return nil, err
 	}
-	defer log.Close()
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := startCmd(cmd); err != nil {
-		return nil, fmt.Errorf("zktest: start krb5kdc: %w", err)
-	}
-	k.proc = &process{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		k.proc.err = cmd.Wait()
-		close(k.proc.done)
-	}()
-	// Serving once the TCP port accepts.
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return k, nil
-		}
-		if k.proc.exited() {
-			out, _ := os.ReadFile(log.Name())
-			return nil, fmt.Errorf("zktest: krb5kdc exited: %v: %s", k.proc.err, out)
-		}
-		select {
-		case <-ctx.Done():
-			k.Stop()
-			return nil, fmt.Errorf("zktest: krb5kdc not serving on %s: %w", addr, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return k, nil
 }
 
 func lookTool(name string) (string, error) {
@@ -221,4 +155,87 @@ func Krb5KeytabJAAS(section, principal, keytab string) string {
 // JVMFlags are what a JVM needs to use the realm.
 func (k *KDC) JVMFlags() []string {
 	return []string{"-Djava.security.krb5.conf=" + k.Krb5Conf}
+}
+
+// writeConfig writes the realm's krb5.conf, for clients and tools, and the
+// KDC's own kdc.conf, both naming addr as the one KDC.
+func (k *KDC) writeConfig(addr string) error {
+	// rdns and dns_canonicalize_hostname off: service principals are
+	// named by the host exactly as the client wrote it, in every client
+	// (MIT, Java, gokrb5). udp_preference_limit=1: TCP only, one port.
+	krb5 := fmt.Sprintf(`[libdefaults]
+  default_realm = %[1]s
+  dns_lookup_kdc = false
+  dns_lookup_realm = false
+  dns_canonicalize_hostname = false
+  rdns = false
+  udp_preference_limit = 1
+  ticket_lifetime = 1h
+  forwardable = false
+[realms]
+  %[1]s = {
+    kdc = %[2]s
+  }
+[domain_realm]
+  localhost = %[1]s
+  127.0.0.1 = %[1]s
+`, k.Realm, addr)
+	kdc := fmt.Sprintf(`[kdcdefaults]
+  kdc_listen = %[3]s
+  kdc_tcp_listen = %[3]s
+[realms]
+  %[1]s = {
+    database_name = %[2]s/principal
+    key_stash_file = %[2]s/stash
+    acl_file = %[2]s/kadm5.acl
+    supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
+    max_life = 1h
+  }
+[logging]
+  kdc = FILE:%[2]s/kdc.log
+`, k.Realm, k.Dir, addr)
+	for name, text := range map[string]string{k.Krb5Conf: krb5, k.kdcConf: kdc, filepath.Join(k.Dir, "kadm5.acl"): ""} {
+		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serve starts krb5kdc and returns once its TCP port accepts.
+func (k *KDC) serve(ctx context.Context, addr string) error {
+	cmd := exec.Command("krb5kdc", "-n", "-r", k.Realm)
+	cmd.Env = k.env()
+	log, err := os.Create(filepath.Join(k.Dir, "krb5kdc.out"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := startCmd(cmd); err != nil {
+		return fmt.Errorf("zktest: start krb5kdc: %w", err)
+	}
+	k.proc = &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		k.proc.err = cmd.Wait()
+		close(k.proc.done)
+	}()
+	// Serving once the TCP port accepts.
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if k.proc.exited() {
+			out, _ := os.ReadFile(log.Name())
+			return fmt.Errorf("zktest: krb5kdc exited: %v: %s", k.proc.err, out)
+		}
+		select {
+		case <-ctx.Done():
+			k.Stop()
+			return fmt.Errorf("zktest: krb5kdc not serving on %s: %w", addr, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,4 +60,23 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// awaitWatches waits until the server's wchp shows want data watches on the
+// children of path, and returns wchp's map.
+func awaitWatches(t *testing.T, ctx context.Context, addr, path string, want int) map[string][]int64 {
+	t.Helper()
+	var watched map[string][]int64
+	zktest.Eventually(t, 10*time.Second, "every waiter to watch", func() bool {
+		var err error
+		watched, err = zktest.Wchp(ctx, addr)
+		n := 0
+		for p, s := range watched {
+			if strings.HasPrefix(p, path+"/") {
+				n += len(s)
+			}
+		}
+		return err == nil && n == want
+	})
+	return watched
 }

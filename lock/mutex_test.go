@@ -120,17 +120,7 @@ func TestHerdFree(t *testing.T) {
 			l.Release(ctx)
 		}()
 	}
-	var watched map[string][]int64
-	zktest.Eventually(t, 10*time.Second, "every waiter to watch", func() bool {
-		watched, err = zktest.Wchp(ctx, addr)
-		n := 0
-		for p, s := range watched {
-			if strings.HasPrefix(p, path+"/") {
-				n += len(s)
-			}
-		}
-		return err == nil && n == 2*waiters
-	})
+	watched := awaitWatches(t, ctx, addr, path, 2*waiters)
 	children, _, err := conn.Children(path)
 	if err != nil {
 		t.Fatal(err)

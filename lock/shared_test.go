@@ -115,17 +115,7 @@ func TestSharedHerdFree(t *testing.T) {
 			return len(ch) == i+2
 		})
 	}
-	var watched map[string][]int64
-	zktest.Eventually(t, 10*time.Second, "every waiter to watch", func() bool {
-		watched, _ = zktest.Wchp(ctx, addr)
-		n := 0
-		for p, s := range watched {
-			if strings.HasPrefix(p, path+"/") {
-				n += len(s)
-			}
-		}
-		return n == 2*len(kinds)
-	})
+	watched := awaitWatches(t, ctx, addr, path, 2*len(kinds))
 	children, _, _ := conn.Children(path)
 	q := Contenders(children)
 	others := othersWatching(t, conn, path, q, watched)

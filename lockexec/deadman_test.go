@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zklock/zklock/internal/zktest"
 )
 
 // TestWatchdogStopsUnrenewedCommand: zklock stops renewing the watchdog's
@@ -44,11 +42,7 @@ func unrenewed(t *testing.T, script string, stop, kill, notBefore time.Duration)
 	if took := time.Since(start); took < notBefore {
 		t.Errorf("the command's group was gone after %s, before %s", took, notBefore)
 	}
-	for _, pid := range tree {
-		if zktest.ProcessAlive(pid) {
-			t.Errorf("pid %d survived the watchdog", pid)
-		}
-	}
+	assertGone(t, tree, "the watchdog")
 }
 
 // TestWatchdogKillsWhatIgnoresSIGTERM: past the second deadline the group

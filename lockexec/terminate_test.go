@@ -65,11 +65,7 @@ func TestLostTerminateKillsWholeGroup(t *testing.T) {
 		t.Errorf("Run took %v", r.elapsed)
 	}
 	// Run returns only once the group is empty: no waiting here.
-	for _, pid := range tree {
-		if zktest.ProcessAlive(pid) {
-			t.Errorf("pid %d survived the lock loss", pid)
-		}
-	}
+	assertGone(t, tree, "the lock loss")
 	if !w.has("lock lost (session expired)") {
 		t.Errorf("warnings %q lack the loss", w.list())
 	}
@@ -200,11 +196,7 @@ func TestMaxRuntime(t *testing.T) {
 	if r.elapsed < max || r.elapsed > max+2*time.Second {
 		t.Errorf("Run took %v with MaxRuntime %v", r.elapsed, max)
 	}
-	for _, pid := range tree {
-		if zktest.ProcessAlive(pid) {
-			t.Errorf("pid %d survived --max-runtime", pid)
-		}
-	}
+	assertGone(t, tree, "--max-runtime")
 	if !w.has("--max-runtime") {
 		t.Errorf("warnings %q", w.list())
 	}
@@ -226,11 +218,7 @@ func TestContextCancel(t *testing.T) {
 	if !errors.As(r.err, &ee) || ee.Signal != syscall.SIGTERM {
 		t.Errorf("command outcome %v, want SIGTERM", ee)
 	}
-	for _, pid := range tree {
-		if zktest.ProcessAlive(pid) {
-			t.Errorf("pid %d survived cancellation", pid)
-		}
-	}
+	assertGone(t, tree, "cancellation")
 }
 
 func TestNotStarted(t *testing.T) {

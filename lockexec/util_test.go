@@ -176,3 +176,14 @@ func (w *warnings) has(sub string) bool {
 func killGroupOnCleanup(t *testing.T, pgid int) {
 	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 }
+
+// assertGone fails the test for each process of tree still alive after
+// what should have ended them all.
+func assertGone(t *testing.T, tree []int, what string) {
+	t.Helper()
+	for _, pid := range tree {
+		if zktest.ProcessAlive(pid) {
+			t.Errorf("pid %d survived %s", pid, what)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -92,6 +93,24 @@ func TestKerberos(t *testing.T) {
 	if code != 0 || out != "ran\n" {
 		t.Errorf("--sasl gssapi --keytab: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+
+	// An expired ticket cache: kinit for 2 s, then wait until the ticket
+	// is past its end. zklock cannot renew it without a key: 77, naming
+	// the principal, and nothing is run.
+	expired := filepath.Join(t.TempDir(), "expired")
+	if err := k.kdc.KinitFor(t.Context(), expired, "alice", k.keytab, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	zktest.Eventually(t, 10*time.Second, "the ticket to expire", func() bool {
+		// klist -s: exit status only, non-zero once no ticket is valid.
+		return exec.Command("klist", "-s", "-c", "FILE:"+expired).Run() != nil
+	})
+	code, out, errs = runZklock(t, append(env, "KRB5CCNAME=FILE:"+expired), k.servers, "--jaas", cacheJAAS, "run", "--path", "/locks/k", "--", "echo", "ran")
+	if code != 77 || out != "" {
+		t.Errorf("an expired ticket cache: exit %d, stdout %q, want 77 and nothing run", code, out)
+	}
+	t.Logf("an expired ticket cache: %s", errs)
+	oneLine(t, "an expired ticket cache", errs, "GSSAPI", "alice")
 
 	// A ticket for another service: the server has no key for it.
 	code, _, errs = runZklock(t, env, k.servers, "--sasl", "gssapi", "--sasl-principal", "alice", "--keytab", k.keytab, "--sasl-service", "other", "run", "--path", "/locks/k", "--", "true")

@@ -117,7 +117,17 @@ func (k *KDC) ChangeKey(ctx context.Context, principal string) error {
 
 // Kinit fills the ticket cache ccache with a TGT for principal, from keytab.
 func (k *KDC) Kinit(ctx context.Context, ccache, principal, keytab string) error {
-	return k.tool(ctx, "kinit", "-c", ccache, "-k", "-t", keytab, principal)
+	return k.KinitFor(ctx, ccache, principal, keytab, 0)
+}
+
+// KinitFor is Kinit with a ticket that lasts the given time; 0 asks for
+// the realm's default.
+func (k *KDC) KinitFor(ctx context.Context, ccache, principal, keytab string, life time.Duration) error {
+	args := []string{"-c", ccache, "-k", "-t", keytab}
+	if life > 0 {
+		args = append(args, "-l", strconv.Itoa(int(life.Seconds()))+"s")
+	}
+	return k.tool(ctx, "kinit", append(args, principal)...)
 }
 
 // Stop ends the KDC and waits for it.

@@ -67,7 +67,7 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 		if !e.Holding {
 			role = "waiter"
 		}
-		if _, err := fmt.Fprintf(o.Out, "revoked %s %s: %s\n", o.Path, role, view.Describe(e.Contender, e.NodeData)); err != nil {
+		if _, err := fmt.Fprintf(o.Out, "revoked %s %s: %s\n", o.Path, role, view.Escape(view.Describe(e.Contender, e.NodeData))); err != nil {
 			return err
 		}
 	}

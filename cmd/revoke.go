@@ -62,6 +62,15 @@ revoke and exits 0. --wait waits until the revoked contenders have released
 	return c
 }
 
+// wait is how long to wait for the release: --timeout alone implies
+// --wait, and --wait alone waits forever.
+func (o *revokeOptions) wait(timeoutGiven bool) runner.Wait {
+	if o.WaitFlag && !timeoutGiven {
+		return runner.WaitForever
+	}
+	return o.Wait
+}
+
 // run validates the flags and hands them to the runner.
 func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error {
 	if o.Path == "" {
@@ -73,10 +82,7 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 	if o.ConflictCode < 0 || o.ConflictCode > 255 {
 		return usageErrorf("--conflict-exit-code must be between 0 and 255")
 	}
-	wait := o.Wait
-	if o.WaitFlag && !timeoutGiven {
-		wait = runner.WaitForever
-	}
+	wait := o.wait(timeoutGiven)
 	conn, err := o.Global.connOptions(u)
 	if err != nil {
 		return err

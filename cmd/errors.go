@@ -33,7 +33,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, lockexec.ErrLockLost):
+	case errors.Is(err, lockexec.ErrLockLost), errors.Is(err, lockexec.ErrRevoked), errors.Is(err, lock.ErrRevoked):
 		return ExitLockLost
 	case errors.Is(err, lockexec.ErrMaxRuntime):
 		return ExitMaxRuntime
@@ -70,6 +70,8 @@ func message(err error) string {
 		limit   *lock.LimitMismatchError
 		busy    *lock.BusyError
 		timeout *runner.WaitTimeoutError
+		revoke  *runner.RevokeTimeoutError
+		revoked *lock.RevokedError
 		sasl    *zkconn.SASLError
 	)
 	switch {
@@ -89,7 +91,14 @@ func message(err error) string {
 			return err.Error() + " (" + held + ")"
 		}
 		return err.Error()
-	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime):
+	case errors.As(err, &revoke):
+		if held := view.HeldBy(revoke.Path, revoke.Holding); held != "" {
+			return err.Error() + " (" + held + "; it may run with --on-revoke ignore)"
+		}
+		return err.Error()
+	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrRevoked):
+		return err.Error() + "; left the queue without running the command"
+	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrRevoked):
 		return ""
 	case errors.As(err, &usage):
 		return err.Error() + " (see zklock --help)"

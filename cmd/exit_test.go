@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/lock"
@@ -50,6 +51,15 @@ func TestExitCode(t *testing.T) {
 		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeSemaphore, Found: lock.RecipeLock, Node: "/p/x"}, 64,
 			"/p is used as a lock (node /p/x), not as a semaphore (drop --limit to join it, or use another --path)"},
 		{&lock.NodeGoneError{Path: "/p", Node: "/p/x"}, 69, "/p lost its place"},
+		{&lockexec.TerminatedError{Reason: lockexec.ErrRevoked, Cause: &lock.RevokedError{Path: "/p", Node: "/p/x",
+			Revocation: lock.Revocation{Host: "ops1", PID: 7, User: "ann", At: time.Unix(0, 0)}}, Exit: &lockexec.ExitError{Code: 143}},
+			76, "lock revoked while the command ran: /p revoked by ann@ops1 pid 7 at "},
+		{&lock.RevokedError{Path: "/p", Node: "/p/x", Revocation: lock.Revocation{At: time.Unix(0, 0)}},
+			76, "/p revoked by a client that left no record (a Curator Revoker?) at 1970-01-01T"},
+		{&lock.RevokedError{Path: "/p", Node: "/p/x", Revocation: lock.Revocation{At: time.Unix(0, 0)}},
+			76, "; left the queue without running the command"},
+		{&runner.ConflictError{Err: &runner.RevokeTimeoutError{Path: "/p", After: time.Second}, Code: 75},
+			75, "/p was not released within 1s of the revocation"},
 	}
 	for _, c := range cases {
 		if got := exitCode(c.err); got != c.code {
@@ -75,6 +85,10 @@ func TestMainOutput(t *testing.T) {
 		{[]string{"version", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock --help)\n"},
 		{[]string{"run", "--path", "/a", "--timeout", "soon", "--", "true"}, 64, ""},
 		{[]string{"version"}, 0, ""},
+		{[]string{"revoke"}, 64, "zklock: --path is required (see zklock --help)\n"},
+		{[]string{"revoke", "--path", "/a", "--timeout", "-1s"}, 64, ""},
+		{[]string{"revoke", "--path", "/a", "-E", "300"}, 64, "zklock: --conflict-exit-code must be between 0 and 255 (see zklock --help)\n"},
+		{[]string{"run", "--path", "/a", "--on-revoke", "later", "--", "true"}, 64, ""},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errb)

@@ -8,7 +8,7 @@ const (
 	ExitUsage       = 64  // EX_USAGE: bad flags, paths or arguments
 	ExitUnavailable = 69  // EX_UNAVAILABLE: no ZooKeeper session, or it failed before the command ran
 	ExitBusy        = 75  // EX_TEMPFAIL: tryrun found the lock busy, or run's --timeout expired
-	ExitLockLost    = 76  // the lock was lost while the command ran
+	ExitLockLost    = 76  // the lock was lost or revoked while the command ran, or a waiter was revoked
 	ExitPermission  = 77  // EX_NOPERM: auth or ACL refused
 	ExitMaxRuntime  = 124 // --max-runtime stopped the command (as timeout(1) does)
 	ExitCannotExec  = 126 // the command exists but cannot be executed
@@ -26,8 +26,10 @@ const exitCodeHelp = `Exit codes:
               the other kind of lock (a semaphore, or a plain/shared lock)
   69          ZooKeeper unreachable, no session within --connect-timeout, or
               no Kerberos KDC reachable
-  75          busy (tryrun) or --timeout expired; change with --conflict-exit-code
-  76          the lock was lost while the command ran (the command was stopped)
+  75          busy (tryrun) or --timeout expired (for revoke --wait: the
+              holder did not release in time); change with --conflict-exit-code
+  76          the lock was lost or revoked while the command ran (the command
+              was stopped), or a waiting zklock was revoked (it left the queue)
   77          auth or ACL refused (a SASL login included)
   124         --max-runtime expired (the command was stopped)
   126         command not executable

@@ -67,6 +67,7 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--kill-grace", "-1s"}, "--kill-grace and --max-runtime must not be negative"},
 		{[]string{"--flavor", "etcd"}, `invalid argument "etcd" for "--flavor" flag: must be curator, curator-rw or kazoo, not "etcd"`},
 		{[]string{"--on-lost", "x"}, `invalid argument "x" for "--on-lost" flag: must be terminate or ignore, not "x"`},
+		{[]string{"--on-revoke", "x"}, `invalid argument "x" for "--on-revoke" flag: must be terminate or ignore, not "x"`},
 		{[]string{"--timeout", "-1s"}, `invalid argument "-1s" for "--timeout" flag: must not be negative, not -1s`},
 		{[]string{"--timeout", "x"}, `invalid argument "x" for "--timeout" flag: "x" is not a duration`},
 		{[]string{"--path", "/a/\U0001F512"}, `bad path: "/a/🔒" contains the character U+1F512, which ZooKeeper does not allow in a path`},

@@ -165,7 +165,8 @@ Environment:
   zklock tryrun --path /locks/deploy -- make deploy
   zklock run --path /locks/db-migrate --timeout 10m -- ./migrate up
   zklock list --path /locks
-  zklock holders --path /locks/backup --json`,
+  zklock holders --path /locks/backup --json
+  zklock revoke --path /locks/backup --wait --timeout 1m`,
 		Args:          noArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -206,6 +207,7 @@ Environment:
 		newCmdTryrun(g, u, nil),
 		newCmdList(g, u, nil),
 		newCmdHolders(g, u, nil),
+		newCmdRevoke(g, u, nil),
 		newCmdVersion(u),
 	)
 	return root

@@ -21,6 +21,7 @@ type runOptions struct {
 	Wait         runner.Wait // tryrun: NoWait; run: from --timeout
 	ConflictCode int
 	OnLost       onLostValue
+	OnRevoke     onLostValue // the same policies: terminate or ignore
 	KillGrace    time.Duration
 	MaxRuntime   time.Duration
 	Argv         []string
@@ -56,6 +57,11 @@ silent is dropped for the next one of --servers, keeping the lock. If
 zklock itself is killed, or stopped for too long (SIGSTOP, Ctrl-Z), its
 watchdog kills CMD's group.
 
+zklock revoke (or a Curator Revoker) asks the holder to give the lock up:
+CMD's group is stopped the same way, with the full --kill-grace, the lock
+released, and zklock exits 76 naming who revoked it and when; a revoked
+waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
+
 ` + exitCodeHelp,
 		Example: `  zklock run --path /locks/nightly-report -- ./report.sh --full
   zklock run --path /locks/deploy --timeout 5m -- make deploy
@@ -89,6 +95,7 @@ holds the lock. Like flock -n.
 func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *runOptions) error) {
 	o.Flavor = flavorValue(lock.FlavorCurator)
 	o.OnLost = onLostValue(lockexec.Terminate)
+	o.OnRevoke = onLostValue(lockexec.Terminate)
 	f := c.Flags()
 	f.StringArrayVar(&o.Paths, "path", nil, "lock path, e.g. /locks/job (required); repeat to hold several locks at once")
 	f.BoolVar(&o.Shared, "shared", false, "take a shared (read) lock: shared holders run together, exclusive ones alone")
@@ -96,6 +103,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.Var(&o.Flavor, "flavor", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
 	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
 	f.Var(&o.OnLost, "on-lost", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
+	f.Var(&o.OnRevoke, "on-revoke", "if the lock is revoked (zklock revoke, a Curator Revoker) while CMD runs: terminate (stop CMD, release, exit 76) or ignore (warn, let CMD finish)")
 	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
 	f.DurationVar(&o.MaxRuntime, "max-runtime", 0, "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	c.Args = commandArgs
@@ -169,7 +177,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	return runner.Options{
 		Conn: conn, Paths: o.Paths, Argv: o.Argv,
 		Mode: mode, Flavor: flavor, Wait: o.Wait, ConflictCode: o.ConflictCode,
-		Version: Version(), OnLost: lockexec.Policy(o.OnLost), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
+		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		Logf: u.logf, Warnf: u.warnf,
 	}, nil
 }

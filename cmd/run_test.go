@@ -63,9 +63,9 @@ func TestRunFlags(t *testing.T) {
 		want   runOptions
 	}{
 		{"all", newCmdRun, []string{"--path", "/locks/a", "--timeout", "2s", "-E", "9", "--on-lost", "ignore",
-			"--kill-grace", "1s", "--max-runtime", "1h", "--", "sh", "-c", "echo --path x"},
+			"--on-revoke", "ignore", "--kill-grace", "1s", "--max-runtime", "1h", "--", "sh", "-c", "echo --path x"},
 			runOptions{Paths: []string{"/locks/a"}, Wait: runner.WaitAtMost(2 * time.Second), ConflictCode: 9,
-				OnLost: onLostValue(lockexec.Ignore), KillGrace: time.Second, MaxRuntime: time.Hour,
+				OnLost: onLostValue(lockexec.Ignore), OnRevoke: onLostValue(lockexec.Ignore), KillGrace: time.Second, MaxRuntime: time.Hour,
 				Argv: []string{"sh", "-c", "echo --path x"}}}, // flags after -- belong to the command
 		{"defaults", newCmdRun, []string{"--path", "/locks/a", "--", "true"},
 			runOptions{Paths: []string{"/locks/a"}, Argv: []string{"true"}}},

@@ -2,9 +2,12 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // NodeGoneError means one of our lock nodes vanished while our session
@@ -22,19 +25,24 @@ func (e *NodeGoneError) Error() string {
 
 func (e *NodeGoneError) Unwrap() error { return ErrNodeGone }
 
-// Verify checks, with one request, that our node still exists and belongs
-// to this session. A node held for a while (the first of several paths,
-// while the others were being waited for) must be checked again before the
-// command starts: someone may have deleted it, and someone else taken the
-// lock meanwhile.
+// Verify checks, with one request, that our node still exists, belongs
+// to this session and was not asked to give up its place. A node held for
+// a while (the first of several paths, while the others were being waited
+// for) must be checked again before the command starts: someone may have
+// deleted it, and someone else taken the lock meanwhile, or revoked it.
 func (l *Lease) Verify(ctx context.Context) error {
-	ok, st, err := l.c.Exists(ctx, l.Node)
+	data, st, err := l.c.Get(ctx, l.Node)
 	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return l.goneErr()
 	case err != nil:
 		return err
-	case !ok || st.EphemeralOwner != l.c.SessionID():
+	case st.EphemeralOwner != l.c.SessionID():
 		return l.goneErr()
+	case isRevokeRequest(data):
+		return l.revokedErr(ctx, st)
 	}
+	l.ownChanged = false
 	return nil
 }
 
@@ -63,7 +71,7 @@ func VerifyAll(ctx context.Context, leases []*Lease) error {
 			return err
 		}
 	}
-	if !last.ownIntact() {
+	if !last.ownIntact() || last.ownChanged {
 		return last.Verify(ctx)
 	}
 	return nil
@@ -83,5 +91,11 @@ func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
 		return nil
 	}
 	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
-	return l.c.Set(ctx, l.Node, o.Encode())
+	// Only over the data we created the node with (version 0): a
+	// revocation request written since must stay for the guard to see.
+	_, err := l.c.SetVersion(ctx, l.Node, o.Encode(), 0)
+	if errors.Is(err, zk.ErrBadVersion) {
+		return nil
+	}
+	return err
 }

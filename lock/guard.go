@@ -36,10 +36,16 @@ var (
 // running (see lockexec.Watchdog). renew is called from Guard's goroutine,
 // once before Guard returns.
 //
-// The goroutines behind it end when ctx is done; the channel is never
-// closed, so a caller selecting on it after ctx ends just never fires.
-func Guard(ctx context.Context, c *zkconn.Client, leases []*Lease, b Budget, renew func(stop, kill time.Time)) <-chan error {
+// Each revocation request written into one of our nodes (Curator's
+// protocol, see Revoke) is reported on revoked: the lock is still held, and
+// the caller decides whether to give it up. A request is seen in the same
+// data watch, also when it was written before the watch was set.
+//
+// The goroutines behind it end when ctx is done; the channels are never
+// closed, so a caller selecting on them after ctx ends just never fires.
+func Guard(ctx context.Context, c *zkconn.Client, leases []*Lease, b Budget, renew func(stop, kill time.Time)) (lost <-chan error, revoked <-chan *RevokedError) {
 	out := make(chan error, 1)
+	rev := make(chan *RevokedError, len(leases))
 	var reported bool
 	report := func(err error) {
 		if !reported {
@@ -53,7 +59,7 @@ func Guard(ctx context.Context, c *zkconn.Client, leases []*Lease, b Budget, ren
 	}
 	gone := make(chan error, len(leases))
 	for _, l := range leases {
-		go l.watchOwn(ctx, gone)
+		go l.watchOwn(ctx, gone, rev)
 	}
 	go func() {
 		timer := time.NewTimer(time.Until(b.Stop(heard)))
@@ -89,18 +95,24 @@ func Guard(ctx context.Context, c *zkconn.Client, leases []*Lease, b Budget, ren
 			}
 		}
 	}()
-	return out
+	return out, rev
 }
 
 // watchOwn keeps a data watch on our node until ctx ends, and sends
-// ErrNodeGone (or the session's loss) on gone if the node goes. A data
-// change (a Curator-style revocation request, say) only re-arms the watch.
-func (l *Lease) watchOwn(ctx context.Context, gone chan<- error) {
+// ErrNodeGone (or the session's loss) on gone if the node goes. Data that
+// asks us to give up the lock is sent on revoked (dropped if an earlier
+// request is still unread there); any other change only re-arms the watch.
+func (l *Lease) watchOwn(ctx context.Context, gone chan<- error, revoked chan<- *RevokedError) {
 	for {
-		_, _, ev, err := l.c.GetW(ctx, l.Node)
+		data, st, ev, err := l.c.GetW(ctx, l.Node)
 		switch {
 		case ctx.Err() != nil:
 			return
+		case err == nil && isRevokeRequest(data):
+			select {
+			case revoked <- l.revokedErr(ctx, st):
+			default:
+			}
 		case errors.Is(err, zk.ErrNoNode):
 			gone <- fmt.Errorf("%w: %s", ErrNodeGone, l.Node)
 			return

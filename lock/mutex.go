@@ -34,6 +34,10 @@ type Lease struct {
 	// that happened first is already waiting here: the handoff learns
 	// that our node is gone without a request of its own.
 	own <-chan zk.Event
+	// ownChanged is set when that watch said our node's data changed
+	// while we waited: only a revoker writes a waiter's node, so the data
+	// is read (checkRevoked) before the wait goes on or the lock is taken.
+	ownChanged bool
 	// waited is set once we had to wait for another contender: only then
 	// is the acquisition worth recording (see MarkAcquired).
 	waited bool
@@ -166,6 +170,9 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 		if err != nil {
 			return err
 		}
+		if err := l.checkRevoked(ctx); err != nil {
+			return err
+		}
 		if first {
 			// One recipe per path. This listing comes after our create,
 			// and a semaphore checks the path after creating its own
@@ -269,15 +276,17 @@ func (l *Lease) await(ctx context.Context, aheadNode string, atHead bool) (held 
 // second one costs no round trip of its own.
 func (l *Lease) watch(ctx context.Context, ahead string) (<-chan zk.Event, error) {
 	type result struct {
-		ch  <-chan zk.Event
-		err error
+		data []byte
+		st   *zk.Stat
+		ch   <-chan zk.Event
+		err  error
 	}
 	var mine chan result
 	if l.own == nil {
 		mine = make(chan result, 1)
 		go func() {
-			_, _, ch, err := l.c.GetW(ctx, l.Node)
-			mine <- result{ch, err}
+			data, st, ch, err := l.c.GetW(ctx, l.Node)
+			mine <- result{data, st, ch, err}
 		}()
 	}
 	_, _, ch, err := l.c.GetW(ctx, ahead)
@@ -286,6 +295,10 @@ func (l *Lease) watch(ctx context.Context, ahead string) (<-chan zk.Event, error
 		switch {
 		case errors.Is(r.err, zk.ErrNoNode):
 			return nil, l.goneErr()
+		case r.err == nil && isRevokeRequest(r.data):
+			// Asked to leave the queue (Curator's revocable locks
+			// watch for this while they wait, too).
+			return nil, l.revokedErr(ctx, r.st)
 		case r.err != nil && err == nil:
 			// Not watched this time (a dropped connection): the next
 			// round tries again, and the listing still checks our node.
@@ -311,8 +324,14 @@ func (l *Lease) ownIntact() bool {
 }
 
 // ownEvent consumes an event from our own node's watch: any event ends that
-// watch, so it is set again at the next wait.
-func (l *Lease) ownEvent(zk.Event) { l.own = nil }
+// watch, so it is set again at the next wait. A data change is remembered
+// for checkRevoked.
+func (l *Lease) ownEvent(ev zk.Event) {
+	l.own = nil
+	if ev.Type == zk.EventNodeDataChanged {
+		l.ownChanged = true
+	}
+}
 
 // goneErr is the error for a node of ours that has vanished while the
 // session lives: an operator or a script deleted it.

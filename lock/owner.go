@@ -25,8 +25,11 @@ type Owner struct {
 	// Acquired is when it took the lock, written into the node once it
 	// holds (see Lease.MarkAcquired); zero while it waits.
 	Acquired time.Time `json:"acquired,omitzero"`
-	Mode     string    `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
-	Limit    int       `json:"limit,omitempty"` // a semaphore's limit
+	// Revoke is a revocation the holder was asked for and goes on
+	// regardless (its command must not be interrupted); zero if none.
+	Revoke Revocation `json:"revoke,omitzero"`
+	Mode   string     `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
+	Limit  int        `json:"limit,omitempty"` // a semaphore's limit
 }
 
 // HeldSince is when a holder took the lock, as well as its data tells: the

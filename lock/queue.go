@@ -21,6 +21,10 @@ type Entry struct {
 	Created  time.Time // the node's creation time, from the server
 	Session  int64     // the ephemeral owner's session id
 	Limit    int       // for semaphore leases: the limit, when a zklock holder wrote it
+	// Revoke is a revocation asked of this contender and not yet acted
+	// on: the bare request still in its node (the node then says nothing
+	// else of its owner), or one its zklock goes on regardless of.
+	Revoke Revocation
 }
 
 // Queue is a lock path and its contenders in order.
@@ -153,6 +157,14 @@ func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Co
 		e := Entry{Contender: ct, Path: path, Session: st.EphemeralOwner,
 			Created: time.UnixMilli(st.Ctime).UTC()}
 		e.NodeData = DecodeNodeData(data)
+		switch {
+		case isRevokeRequest(data):
+			e.NodeData = NodeData{}
+			e.Revoke = recordFor(ctx, c, node)
+			e.Revoke.At = time.UnixMilli(st.Mtime).UTC()
+		case e.ByZklock:
+			e.Revoke = e.Owner.Revoke
+		}
 		q.Entries = append(q.Entries, e)
 	}
 	live := make([]Contender, len(q.Entries))

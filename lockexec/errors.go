@@ -14,6 +14,10 @@ import (
 // policy was Terminate.
 var ErrLockLost = errors.New("lock lost while the command ran")
 
+// ErrRevoked is wrapped by Run's error when the command was stopped because
+// someone asked for the lock to be given up (Spec.Revoked).
+var ErrRevoked = errors.New("lock revoked while the command ran")
+
 // errUnrenewed is the cause of a loss that the watchdog, not zklock, acted on.
 var errUnrenewed = errors.New("zklock did not confirm the session in time (was it stopped or starved?): the watchdog stopped the command")
 
@@ -58,7 +62,7 @@ func (e *StartError) Unwrap() error { return e.Err }
 // It wraps Reason, Cause and Exit, so errors.Is(err, ErrLockLost) and
 // errors.As(err, &exitErr) both work.
 type TerminatedError struct {
-	// Reason is ErrLockLost, ErrMaxRuntime or ctx.Err().
+	// Reason is ErrLockLost, ErrRevoked, ErrMaxRuntime or ctx.Err().
 	Reason error
 	// Cause is the error received on Spec.Lost, or context.Cause when it
 	// says more than ctx.Err(); nil otherwise.

@@ -18,7 +18,7 @@ import (
 // Run starts the command described by s and supervises it until it exits.
 // It returns nil when the command exits 0, an *ExitError when it fails on
 // its own, a *StartError when it cannot be started, and a *TerminatedError
-// (wrapping ErrLockLost, ErrMaxRuntime or ctx.Err(), and the command's
+// (wrapping ErrLockLost, ErrRevoked, ErrMaxRuntime or ctx.Err(), and the command's
 // *ExitError if any) when Run had to stop it. Run never returns before the
 // command itself has exited, and every goroutine it starts has ended.
 func Run(ctx context.Context, s Spec) error {
@@ -37,6 +37,13 @@ func Run(ctx context.Context, s Spec) error {
 				return fmt.Errorf("%w: %w; command not started", ErrLockLost, cause)
 			}
 			return fmt.Errorf("%w; command not started", ErrLockLost)
+		default:
+		}
+	}
+	if s.OnRevoke == Terminate {
+		select {
+		case cause := <-s.Revoked:
+			return fmt.Errorf("%w: %w; command not started", ErrRevoked, cause)
 		default:
 		}
 	}
@@ -129,6 +136,7 @@ func (sv *supervisor) loop(ctx context.Context, contC <-chan os.Signal) error {
 	events := sv.child.events
 	signals := sv.spec.Signals
 	lost := sv.spec.Lost
+	revoked := sv.spec.Revoked
 	ctxDone := ctx.Done()
 	var maxC <-chan time.Time
 	if sv.spec.MaxRuntime > 0 {
@@ -167,6 +175,17 @@ func (sv *supervisor) loop(ctx context.Context, contC <-chan os.Signal) error {
 		case cause := <-lost:
 			lost = nil // a closed channel would fire forever
 			sv.onLost(cause)
+
+		case cause := <-revoked:
+			if sv.spec.OnRevoke == Ignore {
+				sv.warn(fmt.Sprintf("%v; the command keeps running (on-revoke policy: %s)", cause, sv.spec.OnRevoke))
+				continue
+			}
+			revoked = nil
+			if sv.term == nil {
+				sv.warn(fmt.Sprintf("%v: %s", cause, sv.stopping()))
+				sv.terminate(ErrRevoked, cause)
+			}
 
 		case <-maxC:
 			maxC = nil

@@ -76,6 +76,14 @@ type Spec struct {
 	Lost <-chan error
 	// OnLost is what to do when Lost fires.
 	OnLost Policy
+	// Revoked receives a value (the reason) when someone asks the holder
+	// to give the lock up; nil means nobody can. The lock is still held,
+	// so Run stops the command with the full KillGrace and returns an
+	// error wrapping ErrRevoked; the caller then releases the lock.
+	Revoked <-chan error
+	// OnRevoke is what to do when Revoked fires: Terminate as above, or
+	// Ignore, which only warns, each time, and lets the command finish.
+	OnRevoke Policy
 	// KillGrace is the time between SIGTERM and SIGKILL when Run stops the
 	// command at MaxRuntime: 0 sends SIGKILL right after SIGTERM.
 	KillGrace time.Duration

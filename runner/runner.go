@@ -42,14 +42,19 @@ type Options struct {
 	// ConflictCode is the exit code for busy and wait timeouts.
 	ConflictCode int
 	// Version goes into the node data.
-	Version    string
-	OnLost     lockexec.Policy
+	Version string
+	OnLost  lockexec.Policy
+	// OnRevoke is what to do when someone revokes the lock while the
+	// command runs: stop it and release (Terminate), or let it finish and
+	// show the revocation as pending (Ignore).
+	OnRevoke   lockexec.Policy
 	KillGrace  time.Duration
 	MaxRuntime time.Duration
 	// Logf prints progress for -v; Warnf prints warnings. Either may be nil.
 	Logf, Warnf func(format string, args ...any)
 
-	marks *marks // phase marks for the benchmark driver (marks.go)
+	marks *marks     // phase marks for the benchmark driver (marks.go)
+	owner lock.Owner // what our nodes say of us, once connectAndLock made it
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -138,7 +143,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if o.OnLost == lockexec.Terminate {
 		renew = wd.Renew
 	}
-	lost := lock.Guard(runCtx, client, leases, budget, renew)
+	lost, revoked := lock.Guard(runCtx, client, leases, budget, renew)
 	o.marks.mark("command")
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
@@ -147,6 +152,8 @@ func Run(ctx context.Context, o Options) (err error) {
 		Signals:       sigs,
 		Lost:          lost,
 		OnLost:        o.OnLost,
+		Revoked:       o.revocations(runCtx, leases, revoked),
+		OnRevoke:      o.OnRevoke,
 		KillGrace:     o.KillGrace,
 		LostKillGrace: budget.Grace,
 		MaxRuntime:    o.MaxRuntime,
@@ -154,6 +161,40 @@ func Run(ctx context.Context, o Options) (err error) {
 		Warn:          func(s string) { o.warnf("%s", s) },
 	})
 	return err
+}
+
+// revokeNoteTimeout bounds noting a pending revocation in our node; it is
+// only for display.
+const revokeNoteTimeout = 5 * time.Second
+
+// revocations passes the guard's revocation requests on to the command's
+// supervisor. Under Ignore, each is first noted in the revoked node, so
+// that list and holders show the holder and the pending revocation instead
+// of the bare request. The goroutine ends with ctx.
+func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError) <-chan error {
+	out := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case r := <-in:
+				if o.OnRevoke == lockexec.Ignore {
+					nctx, cancel := context.WithTimeout(ctx, revokeNoteTimeout)
+					for _, l := range leases {
+						_ = l.MarkRevokePending(nctx, o.owner, r)
+					}
+					cancel()
+				}
+				select {
+				case out <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
 }
 
 // canonical sorts the paths: every job takes shared paths in one order.
@@ -281,6 +322,7 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 	}
 	wait := o.Wait.start(time.Now())
 	owner := lock.NewOwner(o.Version, o.Argv, o.Mode)
+	o.owner = owner
 	for {
 		leases, waitingOn, err := o.lockAll(ctx, client, owner, wait, start)
 		if err == nil {

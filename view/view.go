@@ -34,6 +34,9 @@ type EntryJSON struct {
 	Session  string    `json:"session"`
 	Limit    int       `json:"limit,omitempty"`
 	Version  string    `json:"zklock_version,omitempty"`
+	// Revoke is a pending revocation: who asked (when zklock recorded it)
+	// and when, on the server's clock.
+	Revoke lock.Revocation `json:"revoke,omitzero"`
 }
 
 // QueueJSON is the JSON form of one lock path and its queue.
@@ -45,7 +48,7 @@ type QueueJSON struct {
 func toJSON(e lock.Entry) EntryJSON {
 	j := EntryJSON{Path: e.Path, Position: e.Position, Node: e.Name, Seq: e.Seq,
 		State: state(e), Mode: e.Kind.String(), Flavor: string(e.Flavor),
-		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit}
+		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit, Revoke: e.Revoke}
 	if e.ByZklock {
 		j.Zklock = true
 		j.Host, j.PID, j.User, j.Cmd, j.Version = e.Owner.Host, e.Owner.PID, e.Owner.User, e.Owner.Cmd, e.Owner.Zklock
@@ -160,13 +163,20 @@ func row(e lock.Entry, withPath bool, now time.Time) []string {
 	if !e.ByZklock {
 		host, cmd = orDash(j.Client), "(not zklock)"
 	}
+	state := j.State
+	if e.Revoke.Pending() {
+		state += ", revoke pending"
+		if !e.ByZklock {
+			cmd = "(revocation requested)"
+		}
+	}
 	mode := j.Mode
 	if j.Limit > 0 {
 		mode = fmt.Sprintf("lease/%d", j.Limit)
 	}
 	// Every cell another client could have written is escaped: a tab
 	// would break the columns, a newline forge a row.
-	r := []string{strconv.Itoa(j.Position), j.State, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
+	r := []string{strconv.Itoa(j.Position), state, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
 		Escape(orDash(j.User)), since(j.Since, now), Escape(cmd), Escape(j.Node)}
 	if withPath {
 		r = append([]string{Escape(j.Path)}, r...)

@@ -488,3 +488,10 @@ func (c *Client) ChildrenW(ctx context.Context, p string) ([]string, <-chan zk.E
 	})
 	return res.ch, res.ev, c.wrap(OpList, p, err)
 }
+
+// SetVersion writes a node's data only if its data version is still
+// version, and returns the new stat. ErrBadVersion says someone wrote first.
+func (c *Client) SetVersion(ctx context.Context, p string, data []byte, version int32) (*zk.Stat, error) {
+	st, err := call(ctx, func() (*zk.Stat, error) { return c.conn.Set(c.abs(p), data, version) })
+	return st, c.wrap(OpWrite, p, err)
+}

@@ -90,6 +90,16 @@ type Options struct {
 	Repeat int
 	// Data, when not empty, is the data of the runner's nodes.
 	Data string
+	// Revocable makes a Curator mutex, read or write lock revocable: a
+	// revocation request stops the command, and the lock is released.
+	// The Curator runner only.
+	Revocable bool
+}
+
+// RevokeArgs is the Curator runner's arguments for asking the contender
+// node to give up its place with Curator's Revoker.attemptRevoke.
+func RevokeArgs(servers, node string) []string {
+	return []string{"--servers", servers, "--revoke", node}
 }
 
 // Args is the runner's arguments for running command under o.
@@ -109,6 +119,9 @@ func (o Options) Args(command ...string) []string {
 	}
 	if o.Data != "" {
 		a = append(a, "--data", o.Data)
+	}
+	if o.Revocable {
+		a = append(a, "--revocable")
 	}
 	a = append(a, "--")
 	return append(a, command...)

@@ -3,7 +3,14 @@
 //
 //   ZkPeer --servers HOSTS --path P [--kind mutex|read|write|semaphore]
 //          [--limit N] [--session-timeout-ms MS] [--repeat K] [--data TEXT]
-//          -- CMD [ARGS...]
+//          [--revocable] -- CMD [ARGS...]
+//   ZkPeer --servers HOSTS --revoke NODE
+//
+// --revocable makes a mutex, read or write lock revocable (Curator's
+// makeRevocable): on a revocation request the runner stops CMD (SIGTERM),
+// releases the lock and goes on (its exit status is then CMD's, 143).
+// --revoke NODE asks the contender NODE to give up its place with
+// Curator's Revoker.attemptRevoke and exits 0.
 //
 // Each of the K repeats acquires the lock at P, runs CMD with inherited
 // stdio, waits for it and releases the lock; all repeats share one session.
@@ -31,6 +38,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class ZkPeer {
@@ -40,7 +48,8 @@ public final class ZkPeer {
 
     static final String USAGE =
         "usage: ZkPeer --servers HOSTS --path P [--kind mutex|read|write|semaphore] [--limit N]\n"
-            + "              [--session-timeout-ms MS] [--repeat K] [--data TEXT] -- CMD [ARGS...]";
+            + "              [--session-timeout-ms MS] [--repeat K] [--data TEXT] [--revocable] -- CMD [ARGS...]\n"
+            + "       ZkPeer --servers HOSTS --revoke NODE";
 
     /** How long to wait for the first session. */
     static final int CONNECT_TIMEOUT_MS = 15000;
@@ -63,6 +72,8 @@ public final class ZkPeer {
         int sessionTimeoutMs = 10000;
         int repeat = 1;
         String data;
+        boolean revocable;
+        String revoke;
         List<String> command = new ArrayList<>();
     }
 
@@ -125,6 +136,10 @@ public final class ZkPeer {
             if (!a.startsWith("--")) {
                 throw new UsageException("unexpected argument " + a + " (the command goes after --)");
             }
+            if (a.equals("--revocable")) {
+                o.revocable = true;
+                continue;
+            }
             String flag = a;
             String value = null;
             int eq = a.indexOf('=');
@@ -140,6 +155,7 @@ public final class ZkPeer {
                 case "--session-timeout-ms":
                 case "--repeat":
                 case "--data":
+                case "--revoke":
                     break;
                 default:
                     throw new UsageException("unknown flag " + flag);
@@ -171,6 +187,9 @@ public final class ZkPeer {
                 case "--repeat":
                     o.repeat = parseInt(flag, value, 1);
                     break;
+                case "--revoke":
+                    o.revoke = value;
+                    break;
                 default:
                     o.data = value;
                     break;
@@ -179,6 +198,12 @@ public final class ZkPeer {
         o.command.addAll(Arrays.asList(args).subList(i, args.length));
         if (o.servers == null || o.servers.isEmpty()) {
             throw new UsageException("--servers is required");
+        }
+        if (o.revoke != null) {
+            if (!o.revoke.startsWith("/")) {
+                throw new UsageException("--revoke must be a node's absolute path, got " + o.revoke);
+            }
+            return o;
         }
         if (o.path == null || !o.path.startsWith("/") || (o.path.length() > 1 && o.path.endsWith("/"))
                 || o.path.equals("/")) {
@@ -196,6 +221,9 @@ public final class ZkPeer {
                 }
                 break;
             case "semaphore":
+                if (o.revocable) {
+                    throw new UsageException("--revocable applies to mutex, read and write locks");
+                }
                 break;
             default:
                 throw new UsageException("--kind must be mutex, read, write or semaphore, got " + o.kind);
@@ -212,6 +240,7 @@ public final class ZkPeer {
             case "write": {
                 InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, o.path);
                 InterProcessMutex m = o.kind.equals("read") ? rw.readLock() : rw.writeLock();
+                revocable(m, o);
                 return new Held() {
                     public void acquire() throws Exception {
                         m.acquire();
@@ -239,6 +268,7 @@ public final class ZkPeer {
             }
             default: {
                 InterProcessMutex m = new InterProcessMutex(client, o.path);
+                revocable(m, o);
                 return new Held() {
                     public void acquire() throws Exception {
                         m.acquire();
@@ -255,6 +285,27 @@ public final class ZkPeer {
     /** The command running now, for the shutdown hook. */
     static volatile Process child;
 
+    /** Set when the lock held now was revoked; cleared at each acquire. */
+    static volatile boolean revoked;
+
+    /**
+     * With --revocable, a revocation stops the command; the main thread then
+     * releases the lock (InterProcessMutex belongs to the thread that took it).
+     */
+    static void revocable(InterProcessMutex m, Options o) {
+        if (!o.revocable) {
+            return;
+        }
+        m.makeRevocable(lock -> {
+            System.err.println("zkpeer: lock " + o.path + " revoked");
+            revoked = true;
+            Process p = child;
+            if (p != null) {
+                p.destroy();
+            }
+        });
+    }
+
     /** Set once a signal has started the JVM's shutdown. */
     static volatile boolean stopping;
 
@@ -268,6 +319,9 @@ public final class ZkPeer {
             return m.contains("error=2,") ? 127 : 126;
         }
         child = p;
+        if (revoked) {
+            p.destroy();
+        }
         try {
             // For a command killed by signal N, waitFor returns 128+N.
             return p.waitFor();
@@ -316,9 +370,14 @@ public final class ZkPeer {
                 System.err.println("zkpeer: no session with " + o.servers + " within " + CONNECT_TIMEOUT_MS + "ms");
                 return EXIT_UNAVAILABLE;
             }
+            if (o.revoke != null) {
+                Revoker.attemptRevoke(client, o.revoke);
+                return 0;
+            }
             Held lock = recipe(client, o);
             int code = 0;
             for (int r = 0; r < o.repeat; r++) {
+                revoked = false;
                 try {
                     lock.acquire();
                 } catch (Exception e) {

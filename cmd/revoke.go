@@ -1,0 +1,92 @@
+package cmd
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/runner"
+)
+
+// revokeOptions are revoke's flags.
+type revokeOptions struct {
+	Global *globalOptions
+	Path   string
+	Node   string
+	// Wait is runner.NoWait unless --wait or --timeout asks to wait.
+	Wait         runner.Wait
+	WaitFlag     bool
+	ConflictCode int
+}
+
+func newCmdRevoke(g *globalOptions, u *ui, runF func(context.Context, *revokeOptions) error) *cobra.Command {
+	o := &revokeOptions{Global: g, Wait: runner.NoWait}
+	c := &cobra.Command{
+		Use:   "revoke --path PATH [--node NAME] [--wait] [--timeout D]",
+		Short: "Ask the holder of a lock to stop and release it",
+		Long: `Ask the holders of the lock at --path (or, with --node, one contender,
+holder or waiter) to give it up. The request is Apache Curator's: the bytes
+__REVOKE__ written as the data of the contender's node, so it reaches a
+Curator InterProcessMutex made revocable as well as zklock.
+
+A zklock holder that sees the request stops its command as on a lost lock
+(SIGTERM to its process group, --kill-grace, SIGKILL), releases the lock and
+exits 76, naming who revoked it and when; the next waiter then proceeds. A
+revoked zklock waiter leaves the queue and exits 76 without running its
+command. A holder started with --on-revoke ignore lets its command finish;
+list shows the revocation as pending.
+
+Revocation is cooperative: it needs the holder's process to be alive and
+connected. A holder that is gone is handled by its session's expiry.
+
+With no holder (or no contender --node), revoke says there is nothing to
+revoke and exits 0. --wait waits until the revoked contenders have released
+(exit 0), bounded by --timeout (exit 75, or --conflict-exit-code).`,
+		Example: `  zklock revoke --path /locks/nightly-report
+  zklock revoke --path /locks/deploy --wait --timeout 1m
+  zklock revoke --path /locks/deploy --node _c_0f6c…-lock-0000000007`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return o.run(c.Context(), u, c.Flags().Changed("timeout"))
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Path, "path", "", "lock path (required)")
+	f.StringVar(&o.Node, "node", "", "revoke only this contender (a node name as list shows it, or its full path), holder or waiter")
+	f.BoolVar(&o.WaitFlag, "wait", false, "wait until the revoked contenders have released the lock")
+	f.Var((*timeoutValue)(&o.Wait), "timeout", "with --wait, give up waiting after this long (exit 75); implies --wait; default: wait forever")
+	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when --timeout expires before the release")
+	return c
+}
+
+// wait is how long to wait for the release: --timeout alone implies
+// --wait, and --wait alone waits forever.
+func (o *revokeOptions) wait(timeoutGiven bool) runner.Wait {
+	if o.WaitFlag && !timeoutGiven {
+		return runner.WaitForever
+	}
+	return o.Wait
+}
+
+// run validates the flags and hands them to the runner.
+func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error {
+	if o.Path == "" {
+		return usageErrorf("--path is required")
+	}
+	if err := lock.ValidatePath(o.Path); err != nil {
+		return &UsageError{Err: err}
+	}
+	if o.ConflictCode < 0 || o.ConflictCode > 255 {
+		return usageErrorf("--conflict-exit-code must be between 0 and 255")
+	}
+	wait := o.wait(timeoutGiven)
+	conn, err := o.Global.connOptions(u)
+	if err != nil {
+		return err
+	}
+	return runner.Revoke(ctx, runner.RevokeOptions{Conn: conn, Path: o.Path, Node: o.Node, Wait: wait,
+		ConflictCode: o.ConflictCode, Out: u.out, Logf: u.logf})
+}

@@ -1,0 +1,39 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/runner"
+)
+
+// TestRevokeFlags: what revoke waits for, from --wait and --timeout.
+func TestRevokeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		node string
+		wait runner.Wait
+	}{
+		{[]string{"--path", "/a"}, "", runner.NoWait},
+		{[]string{"--path", "/a", "--wait"}, "", runner.WaitForever},
+		{[]string{"--path", "/a", "--wait", "--timeout", "2s"}, "", runner.WaitAtMost(2 * time.Second)},
+		{[]string{"--path", "/a", "--timeout", "2s"}, "", runner.WaitAtMost(2 * time.Second)},
+		{[]string{"--path", "/a", "--node", "n-0000000001"}, "n-0000000001", runner.NoWait},
+	} {
+		var got *revokeOptions
+		c := newCmdRevoke(testGlobal(), newUI(&bytes.Buffer{}, &bytes.Buffer{}), func(_ context.Context, o *revokeOptions) error {
+			got = o
+			return nil
+		})
+		c.SetArgs(tc.args)
+		if err := c.Execute(); err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if w := got.wait(c.Flags().Changed("timeout")); w != tc.wait || got.Node != tc.node || got.Path != "/a" {
+			t.Errorf("%q: wait %+v node %q path %q, want wait %+v node %q", tc.args, w, got.Node, got.Path, tc.wait, tc.node)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"bytes"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// revoke runs `zklock revoke ARGS` to its end and returns its exit code
+// and output.
+func revoke(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	c := zklock(t, append([]string{"revoke"}, args...)...)
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	return zktest.ExitCodeT(t, c.Run()), out.String(), errOut.String()
+}
+
+// sortedChildren lists a lock path's contenders in queue order.
+func sortedChildren(t *testing.T, path string) []string {
+	t.Helper()
+	ch, _, err := rawZK(t).Children(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(ch, func(i, j int) bool { return ch[i][len(ch[i])-10:] < ch[j][len(ch[j])-10:] })
+	return ch
+}
+
+// TestRevokeHolder revokes a holder whose command is a process tree: the
+// whole tree dies before the waiter's command starts (overlap detector),
+// the holder exits 76 naming who revoked it, and nothing is left behind.
+func TestRevokeHolder(t *testing.T) {
+	conn := rawZK(t)
+	p := startPair(t, nil, nil, func(path string) int { return queueLen(conn, path) })
+	code, out, errOut := revoke(t, "--path", p.path)
+	if code != 0 || !strings.Contains(out, "revoked "+p.path+" holder") {
+		t.Fatalf("revoke exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code := zktest.ExitCodeT(t, p.holder.Wait()); code != 76 {
+		t.Fatalf("holder exit %d, want 76; stderr: %s", code, p.holderErr.String())
+	}
+	me, _ := user.Current()
+	msg := p.holderErr.String()
+	t.Logf("revoke: %s holder: %s", out, msg)
+	if !strings.Contains(msg, "revoked by "+me.Username+"@") || !strings.Contains(msg, " at ") {
+		t.Errorf("the holder does not say who revoked it and when: %s", msg)
+	}
+	p.waiterNext(t)
+	assertGone(t, conn, p.path)
+}
+
+// TestRevokeWaiter revokes a waiter by its node: it leaves the queue at
+// once without running its command (exit 76), and the holder is undisturbed.
+func TestRevokeWaiter(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	conn := rawZK(t)
+	holder, holderErr, waiter, waiterErr := gatedPair(t, dir, path, "h", "w")
+	q := sortedChildren(t, path)
+	code, out, errOut := revoke(t, "--path", path, "--node", q[1])
+	if code != 0 || !strings.Contains(out, "waiter") {
+		t.Fatalf("revoke exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	wantExit(t, waiter, waiterErr, 76, "revoked waiter")
+	t.Logf("waiter: %s", waiterErr)
+	if !strings.Contains(waiterErr.String(), "left the queue") {
+		t.Errorf("the waiter does not say it left the queue: %s", waiterErr)
+	}
+	if fileExists(filepath.Join(dir, "w.started")) {
+		t.Errorf("the revoked waiter ran its command")
+	}
+	if n := queueLen(conn, path); n != 1 {
+		t.Errorf("%d contenders left, want the holder alone", n)
+	}
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder")
+	assertGone(t, conn, path)
+}
+
+// TestRevokeNothing: a lock nobody holds, or a contender that is not
+// there, is nothing to revoke (exit 0), and revoke creates nothing.
+func TestRevokeNothing(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	for _, args := range [][]string{{"--path", path}, {"--path", path, "--wait", "--timeout", "1s"},
+		{"--path", path, "--node", "_c_00000000-0000-0000-0000-000000000000-lock-0000000001"}} {
+		code, out, errOut := revoke(t, args...)
+		if code != 0 || !strings.Contains(out, "nothing to revoke") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	if ok, _, err := conn.Exists(path); err != nil || ok {
+		t.Errorf("revoke left %s on the server (exists %v, %v)", path, ok, err)
+	}
+}
+
+// TestRevokeIgnored: a holder started with --on-revoke ignore lets its
+// command finish; list shows the revocation as pending and who asked;
+// revoke --wait --timeout gives up with 75; then the command ends and the
+// holder exits 0, and revoke --wait of a terminating holder returns once
+// it has released.
+func TestRevokeIgnored(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	conn := rawZK(t)
+	holder, holderErr := startGated(t, dir, "h", "run", "--on-revoke", "ignore", "--path", path)
+	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+
+	start := time.Now()
+	code, _, errOut := revoke(t, "--path", path, "--wait", "--timeout", "1s")
+	if code != 75 || !strings.Contains(errOut, "not released within 1s") {
+		t.Fatalf("revoke --wait --timeout 1s: exit %d, stderr %q", code, errOut)
+	}
+	if took := time.Since(start); took < time.Second {
+		t.Errorf("revoke gave up after %s, before its timeout", took)
+	}
+	waitFor(t, 10*time.Second, "the holder's warning", func() bool { return strings.Contains(holderErr.String(), "keeps running") })
+	var listed bytes.Buffer
+	waitFor(t, 10*time.Second, "list to show the pending revocation", func() bool {
+		c := zklock(t, "list", "--path", path)
+		listed.Reset()
+		c.Stdout = &listed
+		// The holder still shows as itself: its command line, not the
+		// bare request.
+		return c.Run() == nil && strings.Contains(listed.String(), "holding, revoke pending") &&
+			strings.Contains(listed.String(), "flock -n")
+	})
+	t.Logf("list:\n%s", listed.String())
+	c := zklock(t, "holders", "--path", path, "--json")
+	var js bytes.Buffer
+	c.Stdout = &js
+	if err := c.Run(); err != nil || !strings.Contains(js.String(), `"revoke"`) || !strings.Contains(js.String(), `"pid"`) {
+		t.Errorf("holders --json does not show the holder and its pending revocation (%v): %s", err, js.String())
+	}
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder that ignores revocations")
+	assertGone(t, conn, path)
+
+	// A holder that obeys: revoke --wait returns once it has released.
+	holder, holderErr = startGated(t, dir, "h2", "run", "--path", path)
+	waitFor(t, 10*time.Second, "the second holder's command", func() bool { return fileExists(filepath.Join(dir, "h2.started")) })
+	code, out, errOut := revoke(t, "--path", path, "--wait", "--timeout", "30s")
+	if code != 0 || !strings.Contains(out, "released "+path) {
+		t.Fatalf("revoke --wait: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if ok, _, _ := conn.Exists(path); ok && queueLen(conn, path) != 0 {
+		t.Errorf("revoke --wait returned before the holder released")
+	}
+	wantExit(t, holder, holderErr, 76, "revoked holder")
+	assertGone(t, conn, path)
+}

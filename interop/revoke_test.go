@@ -1,0 +1,136 @@
+package interop
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/peers"
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// detected is a command inside the overlap detector: the shell itself holds
+// the kernel lock on $D/detector (its loop's sleeps do not), so the lock is
+// free exactly when that shell is dead. It marks $D/$1 once inside and
+// stays until $D/$1.out appears; an overlap exits 99.
+const detected = `exec 8>>"$D/detector"; flock -n 8 || exit 99; touch "$D/$1"
+while [ ! -e "$D/$1.out" ]; do sleep 0.01 8>&-; done`
+
+// revokeArena is a directory for detected commands.
+type revokeArena struct {
+	t   *testing.T
+	dir string
+}
+
+func (a *revokeArena) start(argv []string, stderr *bytes.Buffer) *exec.Cmd {
+	a.t.Helper()
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1", "D="+a.dir)
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() {
+		os.WriteFile(filepath.Join(a.dir, "h.out"), nil, 0o644)
+		os.WriteFile(filepath.Join(a.dir, "w.out"), nil, 0o644)
+		c.Process.Kill()
+	})
+	return c
+}
+
+func (a *revokeArena) inside(name string) func() bool {
+	return func() bool {
+		_, err := os.Stat(filepath.Join(a.dir, name))
+		return err == nil
+	}
+}
+
+func (a *revokeArena) exit(c *exec.Cmd, stderr *bytes.Buffer, want int, who string) {
+	a.t.Helper()
+	code, err := exitCodeOf(c.Wait())
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if code == 99 {
+		a.t.Fatalf("OVERLAP: %s ran while the other holder was alive; stderr: %s", who, stderr)
+	}
+	if code != want {
+		a.t.Fatalf("%s exit %d, want %d; stderr: %s", who, code, want, stderr)
+	}
+}
+
+func zklockRun(t *testing.T, path, name string) []string {
+	return []string{zklockBin(t), "run", "--path", path, "--", "sh", "-c", detected, "sh", name}
+}
+
+// TestRevokeCuratorHolder: `zklock revoke` reaches a Curator
+// InterProcessMutex made revocable. Curator stops its command and releases;
+// the zklock waiter behind it runs, never at the same time.
+func TestRevokeCuratorHolder(t *testing.T) {
+	a := &revokeArena{t: t, dir: t.TempDir()}
+	path := lockPath(t)
+	conn := zktest.DialT(t, server.Addrs())
+	o := peers.Options{Servers: server.ConnectString(), Path: path, Revocable: true}
+	var curErr, zkErr bytes.Buffer
+	cur := a.start(append(runnerArgv(t, "curator"), o.Args("sh", "-c", detected, "sh", "h")...), &curErr)
+	zktest.Eventually(t, 30*time.Second, "the Curator holder's command", a.inside("h"))
+	waiter := a.start(zklockRun(t, path, "w"), &zkErr)
+	zktest.Eventually(t, 10*time.Second, "the zklock waiter to queue", func() bool {
+		ch, _, err := conn.Children(path)
+		return err == nil && len(ch) == 2
+	})
+
+	c := exec.Command(zklockBin(t), "revoke", "--path", path, "--wait", "--timeout", "20s")
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString())
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("zklock revoke --wait: %v: %s", err, out)
+	}
+	a.exit(cur, &curErr, 143, "the revoked Curator holder")
+	if !strings.Contains(curErr.String(), "revoked") {
+		t.Errorf("the Curator runner did not see the revocation: %s", curErr.String())
+	}
+	zktest.Eventually(t, 10*time.Second, "the zklock waiter's command", a.inside("w"))
+	os.WriteFile(filepath.Join(a.dir, "w.out"), nil, 0o644)
+	a.exit(waiter, &zkErr, 0, "the zklock waiter")
+}
+
+// TestCuratorRevokesZklock: Curator's Revoker.attemptRevoke stops a zklock
+// holder: exit 76, naming a revoker that left no record, and the waiter
+// behind it runs after it.
+func TestCuratorRevokesZklock(t *testing.T) {
+	a := &revokeArena{t: t, dir: t.TempDir()}
+	path := lockPath(t)
+	conn := zktest.DialT(t, server.Addrs())
+	var holdErr, waitErr bytes.Buffer
+	holder := a.start(zklockRun(t, path, "h"), &holdErr)
+	zktest.Eventually(t, 10*time.Second, "the zklock holder's command", a.inside("h"))
+	waiter := a.start(zklockRun(t, path, "w"), &waitErr)
+	var first string
+	zktest.Eventually(t, 10*time.Second, "the zklock waiter to queue", func() bool {
+		ch, _, err := conn.Children(path)
+		if err != nil || len(ch) != 2 {
+			return false
+		}
+		first = ch[0]
+		if ch[1][len(ch[1])-10:] < first[len(first)-10:] {
+			first = ch[1]
+		}
+		return true
+	})
+
+	argv := append(runnerArgv(t, "curator"), peers.RevokeArgs(server.ConnectString(), path+"/"+first)...)
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("Curator's Revoker: %v: %s", err, out)
+	}
+	a.exit(holder, &holdErr, 76, "the revoked zklock holder")
+	if !strings.Contains(holdErr.String(), "revoked by a client that left no record") {
+		t.Errorf("the holder does not say it was revoked: %s", holdErr.String())
+	}
+	zktest.Eventually(t, 10*time.Second, "the waiter's command", a.inside("w"))
+	os.WriteFile(filepath.Join(a.dir, "w.out"), nil, 0o644)
+	a.exit(waiter, &waitErr, 0, "the waiter")
+}

@@ -1,0 +1,248 @@
+package lock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// revokeMessage is what Apache Curator's Revoker.attemptRevoke writes as the
+// data of a contender's node to ask it to give up its place. Curator's
+// revocable lock compares the whole data with it (Arrays.equals), so the
+// request must be exactly these bytes: who asked is recorded elsewhere (see
+// revokeRecord).
+var revokeMessage = []byte("__REVOKE__")
+
+// isRevokeRequest reports whether a node's data asks its owner to give up.
+func isRevokeRequest(data []byte) bool { return bytes.Equal(data, revokeMessage) }
+
+// ErrRevoked is what every *RevokedError is.
+var ErrRevoked = errors.New("lock revoked")
+
+// Revocation is a request that a contender give up its place: who asked
+// (when zklock's record says so) and when. The zero Revocation is none.
+type Revocation struct {
+	// Host, PID and User name the revoker from zklock's record; all empty
+	// for a revoker that leaves none (Curator's Revoker, a zkCli set).
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+	User string `json:"user,omitempty"`
+	// At is when the request was written into the node, on the server's
+	// clock (the node's mtime).
+	At time.Time `json:"at"`
+}
+
+// Pending reports whether there is a request at all.
+func (r Revocation) Pending() bool { return !r.At.IsZero() }
+
+// By says who asked, in a few words.
+func (r Revocation) By() string {
+	if r.Host == "" {
+		return "a client that left no record (a Curator Revoker?)"
+	}
+	s := fmt.Sprintf("%s pid %d", r.Host, r.PID)
+	if r.User != "" {
+		s = r.User + "@" + s
+	}
+	return s
+}
+
+// Requester describes this process as a revoker.
+func Requester() Revocation {
+	host, _ := os.Hostname()
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return Revocation{Host: host, PID: os.Getpid(), User: name}
+}
+
+// RevokedError means a contender of ours was asked to give up its place:
+// a holder stops its command and releases, a waiter leaves the queue.
+type RevokedError struct {
+	Path, Node string
+	Revocation
+	version int32 // the node's data version holding the request
+}
+
+func (e *RevokedError) Error() string {
+	return fmt.Sprintf("%s revoked by %s at %s", e.Path, e.By(), e.At.Local().Format(time.RFC3339))
+}
+
+func (e *RevokedError) Unwrap() error { return ErrRevoked }
+
+// revokeRecord is the data zklock's revoke leaves in the lock path's own
+// node (the parent of the contenders): who asked each contender, by node
+// name. The lock path's data is free: no recipe zklock shares a path with
+// reads it, writing it creates no node (a container is still reaped once
+// its last contender leaves), and the contender's own data must stay
+// exactly revokeMessage for Curator.
+type revokeRecord struct {
+	Revocations map[string]Revocation `json:"zklock_revocations"`
+}
+
+// recordFor reads who asked node (a full path) to give up, if zklock's
+// record in its parent says so. A missing or foreign record is no record.
+func recordFor(ctx context.Context, c *zkconn.Client, node string) Revocation {
+	parent, name := node[:strings.LastIndexByte(node, '/')], node[strings.LastIndexByte(node, '/')+1:]
+	if parent == "" {
+		parent = "/"
+	}
+	data, _, err := c.Get(ctx, parent)
+	if err != nil {
+		return Revocation{}
+	}
+	var rec revokeRecord
+	if json.Unmarshal(data, &rec) != nil {
+		return Revocation{}
+	}
+	return rec.Revocations[name]
+}
+
+// record writes who asks node (a name under parent) into parent's data,
+// keeping the entries of contenders still present (live), with a
+// conditional write so that two revokers of one path keep both entries.
+// A parent this client may not write (another user's protected path) gets
+// no record: the request itself is what matters.
+func record(ctx context.Context, c *zkconn.Client, parent, node string, by Revocation, live []string) error {
+	for {
+		data, st, err := c.Get(ctx, parent)
+		if err != nil {
+			return err
+		}
+		var rec revokeRecord
+		if len(data) > 0 && (json.Unmarshal(data, &rec) != nil || rec.Revocations == nil) {
+			// Someone else's data: not ours to replace.
+			return nil
+		}
+		keep := map[string]Revocation{node: by}
+		for _, n := range live {
+			if r, ok := rec.Revocations[n]; ok && n != node {
+				keep[n] = r
+			}
+		}
+		b, _ := json.Marshal(revokeRecord{Revocations: keep})
+		_, err = c.SetVersion(ctx, parent, b, st.Version)
+		switch {
+		case errors.Is(err, zk.ErrBadVersion):
+			continue
+		case zkconn.IsPermission(err):
+			return nil
+		}
+		return err
+	}
+}
+
+// Revoke asks contenders at path to give up their places, Curator's way:
+// it writes revokeMessage as each one's data. With node "" it asks every
+// holder (the one of a mutex, each reader of a shared lock, each lease of
+// a semaphore); otherwise only the contender named node (a name or a full
+// path under path), holder or waiter. It returns the entries asked, empty
+// when there was nobody to ask (no holder, or no such contender: it left). Revocation is cooperative: the contender's
+// client must be alive and watching to act on it.
+func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocation) ([]Entry, error) {
+	q, err := Inspect(ctx, c, path)
+	if err != nil {
+		return nil, err
+	}
+	var targets []Entry
+	for _, e := range q.Entries {
+		if (node == "" && e.Holding) || (node != "" && (e.Name == node || zkconn.Join(e.Path, e.Name) == node)) {
+			targets = append(targets, e)
+		}
+	}
+	var live []string
+	for _, e := range q.Entries {
+		live = append(live, e.Name)
+	}
+	var asked []Entry
+	for _, e := range targets {
+		full := zkconn.Join(e.Path, e.Name)
+		if err := record(ctx, c, e.Path, e.Name, by, live); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return asked, err
+		}
+		err := c.Set(ctx, full, revokeMessage)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // it left meanwhile: nothing to ask
+		}
+		if err != nil {
+			return asked, err
+		}
+		asked = append(asked, e)
+	}
+	return asked, nil
+}
+
+// Released waits until none of entries' nodes exists any more: the revoked
+// holders have released. It watches each in turn; ctx bounds the wait.
+func Released(ctx context.Context, c *zkconn.Client, entries []Entry) error {
+	for _, e := range entries {
+		full := zkconn.Join(e.Path, e.Name)
+		for {
+			_, _, ev, err := c.GetW(ctx, full)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+			case err != nil && zkconn.IsConnectionLoss(err):
+				if err := c.WaitSession(ctx); err != nil {
+					return err
+				}
+				continue
+			case err != nil:
+				return err
+			default:
+				select {
+				case <-ev:
+					continue
+				case <-c.Lost():
+					return c.LostErr()
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// revokedErr describes the request found in our node, whose stat is st.
+func (l *Lease) revokedErr(ctx context.Context, st *zk.Stat) *RevokedError {
+	r := recordFor(ctx, l.c, l.Node)
+	r.At = time.UnixMilli(st.Mtime).UTC()
+	return &RevokedError{Path: l.Path, Node: l.Node, Revocation: r, version: st.Version}
+}
+
+// checkRevoked reads our node if its watch said its data changed while we
+// waited, and returns a *RevokedError if that was a revocation request.
+func (l *Lease) checkRevoked(ctx context.Context) error {
+	if !l.ownChanged {
+		return nil
+	}
+	return l.Verify(ctx)
+}
+
+// MarkRevokePending rewrites our node's data as o with the revocation r
+// noted, when the holder was asked to give up but goes on (its command must
+// not be interrupted): list and holders then show who the holder is and
+// that a revocation is pending, rather than the bare request. It writes
+// only over the request it saw, so a newer request is not lost.
+func (l *Lease) MarkRevokePending(ctx context.Context, o Owner, r *RevokedError) error {
+	if r.Node != l.Node {
+		return nil
+	}
+	o.Revoke = r.Revocation
+	_, err := l.c.SetVersion(ctx, l.Node, o.Encode(), r.version)
+	if errors.Is(err, zk.ErrBadVersion) {
+		return nil // a newer write: the guard sees it
+	}
+	return err
+}

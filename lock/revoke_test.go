@@ -1,0 +1,74 @@
+package lock
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// TestRevokedWaiterDoesNotHold revokes a waiter and deletes the holder
+// ahead of it in one transaction, the revocation first. The waiter is woken
+// by the holder's deletion, the shortcut that takes the lock without a
+// listing; it must see the request that reached its own watch first and
+// leave the queue instead of holding. A revoke of a waiter further back
+// alone makes it leave at once, and the holder is left alone.
+func TestRevokedWaiterDoesNotHold(t *testing.T) {
+	path := testPath(t)
+	ctx := ctxT(t, 30*time.Second)
+	c := client(t)
+	if _, err := Acquire(ctx, client(t), path, Request{Data: zdata()}); err != nil {
+		t.Fatal(err)
+	}
+	waiter := acquireAsync(ctx, t, path, Request{Data: zdata()})
+	back := acquireAsync(ctx, t, path, Request{Data: zdata()})
+	conn := raw(t)
+	var q []Contender
+	eventually(t, 10*time.Second, "two waiters", func() bool { q = queueOf(t, conn, path); return len(q) == 3 })
+	eventually(t, 10*time.Second, "the watches", func() bool {
+		return watchers(t, path+"/"+q[0].Name) == 1 && watchers(t, path+"/"+q[1].Name) == 2 &&
+			watchers(t, path+"/"+q[2].Name) == 1
+	})
+	if _, err := conn.Multi(&zk.SetDataRequest{Path: path + "/" + q[1].Name, Data: revokeMessage, Version: -1},
+		&zk.DeleteRequest{Path: path + "/" + q[0].Name, Version: -1}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-waiter
+	var revoked *RevokedError
+	if !errors.As(r.err, &revoked) || revoked.Node != path+"/"+q[1].Name || !revoked.Pending() {
+		t.Fatalf("a revoked waiter woken by the holder's release: lease %v, err %v; want a RevokedError", r.l, r.err)
+	}
+	b := <-back
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+
+	// A waiter behind a live holder, revoked by Revoke with a record: it
+	// leaves at once, naming who asked; the holder keeps the lock.
+	waiter = acquireAsync(ctx, t, path, Request{Data: zdata()})
+	eventually(t, 10*time.Second, "a waiter", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
+	eventually(t, 10*time.Second, "its watches", func() bool { return watchers(t, path+"/"+q[1].Name) == 1 })
+	by := Revocation{Host: "ops-1", PID: 4711, User: "ann"}
+	asked, err := Revoke(ctx, c, path, q[1].Name, by)
+	if err != nil || len(asked) != 1 || asked[0].Holding {
+		t.Fatalf("Revoke of the waiter: %v, %+v", err, asked)
+	}
+	r = <-waiter
+	if !errors.As(r.err, &revoked) || revoked.Host != "ops-1" || revoked.PID != 4711 || revoked.User != "ann" {
+		t.Fatalf("a revoked waiter: lease %v, err %v; want a RevokedError naming ann@ops-1 pid 4711", r.l, r.err)
+	}
+	eventually(t, 10*time.Second, "the revoked waiter to leave", func() bool { return len(queueOf(t, conn, path)) == 1 })
+	if err := b.l.Verify(ctx); err != nil {
+		t.Fatalf("the holder lost its lock to a waiter's revocation: %v", err)
+	}
+	// Its own revocation shows in the holder's Verify, as before a command.
+	if asked, err := Revoke(ctx, c, path, "", Revocation{}); err != nil || len(asked) != 1 || !asked[0].Holding {
+		t.Fatalf("Revoke of the holder: %v, %+v", err, asked)
+	}
+	if err := b.l.Verify(ctx); !errors.As(err, &revoked) {
+		t.Fatalf("Verify of a revoked holder: %v", err)
+	}
+	b.l.Release(ctx)
+	assertGone(t, path)
+}

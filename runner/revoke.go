@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/view"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// RevokeOptions describe one revoke.
+type RevokeOptions struct {
+	Conn zkconn.Options
+	Path string
+	// Node names the one contender to revoke, holder or waiter; "" means
+	// every holder of Path.
+	Node string
+	// Wait is how long to wait for the revoked contenders to release:
+	// NoWait returns once the requests are written.
+	Wait Wait
+	// ConflictCode is the exit code when the wait times out.
+	ConflictCode int
+	Out          io.Writer
+	// Logf prints progress for -v; it may be nil.
+	Logf func(format string, args ...any)
+}
+
+// RevokeTimeoutError means the revoked contenders had not released when
+// the wait ran out: they may ignore revocations (--on-revoke ignore, a
+// Curator lock not made revocable) or be stopping slowly.
+type RevokeTimeoutError struct {
+	Path    string
+	After   time.Duration
+	Holding []lock.Entry // those revoked, still there
+}
+
+func (e *RevokeTimeoutError) Error() string {
+	return fmt.Sprintf("%s was not released within %s of the revocation", e.Path, e.After)
+}
+
+// Revoke asks the holders of o.Path (or the contender o.Node) to give up
+// their places, and with a Wait, waits until they have.
+func Revoke(ctx context.Context, o RevokeOptions) error {
+	client, err := zkconn.Dial(ctx, o.Conn)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	asked, err := lock.Revoke(ctx, client, o.Path, o.Node, lock.Requester())
+	if err != nil {
+		return err
+	}
+	if len(asked) == 0 {
+		what := o.Path + " is free"
+		if o.Node != "" {
+			what = o.Path + " has no contender " + o.Node
+		}
+		_, err := fmt.Fprintf(o.Out, "nothing to revoke: %s\n", what)
+		return err
+	}
+	for _, e := range asked {
+		role := "holder"
+		if !e.Holding {
+			role = "waiter"
+		}
+		if _, err := fmt.Fprintf(o.Out, "revoked %s %s: %s\n", o.Path, role, view.Escape(view.Describe(e.Contender, e.NodeData))); err != nil {
+			return err
+		}
+	}
+	if o.Wait.try {
+		return nil
+	}
+	start := time.Now()
+	wctx := ctx
+	if d, ok := o.Wait.Timeout(); ok {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeoutCause(ctx, d, lock.ErrWaitTimeout)
+		defer cancel()
+	}
+	err = lock.Released(wctx, client, asked)
+	if err != nil && errors.Is(context.Cause(wctx), lock.ErrWaitTimeout) {
+		timeout, _ := o.Wait.Timeout()
+		return &ConflictError{Err: &RevokeTimeoutError{Path: o.Path, After: timeout, Holding: asked}, Code: o.ConflictCode}
+	}
+	if err != nil {
+		return err
+	}
+	if o.Logf != nil {
+		o.Logf("%s released %s after the revocation", o.Path, time.Since(start).Round(time.Millisecond))
+	}
+	_, err = fmt.Fprintf(o.Out, "released %s\n", o.Path)
+	return err
+}

@@ -109,7 +109,7 @@ func TestRevokeIgnored(t *testing.T) {
 	dir, path := t.TempDir(), lockPath(t)
 	conn := rawZK(t)
 	holder, holderErr := startGated(t, dir, "h", "run", "--on-revoke", "ignore", "--path", path)
-	waitFor(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
 
 	start := time.Now()
 	code, _, errOut := revoke(t, "--path", path, "--wait", "--timeout", "1s")
@@ -119,9 +119,9 @@ func TestRevokeIgnored(t *testing.T) {
 	if took := time.Since(start); took < time.Second {
 		t.Errorf("revoke gave up after %s, before its timeout", took)
 	}
-	waitFor(t, 10*time.Second, "the holder's warning", func() bool { return strings.Contains(holderErr.String(), "keeps running") })
+	zktest.Eventually(t, 10*time.Second, "the holder's warning", func() bool { return strings.Contains(holderErr.String(), "keeps running") })
 	var listed bytes.Buffer
-	waitFor(t, 10*time.Second, "list to show the pending revocation", func() bool {
+	zktest.Eventually(t, 10*time.Second, "list to show the pending revocation", func() bool {
 		c := zklock(t, "list", "--path", path)
 		listed.Reset()
 		c.Stdout = &listed
@@ -143,7 +143,7 @@ func TestRevokeIgnored(t *testing.T) {
 
 	// A holder that obeys: revoke --wait returns once it has released.
 	holder, holderErr = startGated(t, dir, "h2", "run", "--path", path)
-	waitFor(t, 10*time.Second, "the second holder's command", func() bool { return fileExists(filepath.Join(dir, "h2.started")) })
+	zktest.Eventually(t, 10*time.Second, "the second holder's command", func() bool { return fileExists(filepath.Join(dir, "h2.started")) })
 	code, out, errOut := revoke(t, "--path", path, "--wait", "--timeout", "30s")
 	if code != 0 || !strings.Contains(out, "released "+path) {
 		t.Fatalf("revoke --wait: exit %d, stdout %q, stderr %q", code, out, errOut)

@@ -51,7 +51,7 @@ func (a *revokeArena) inside(name string) func() bool {
 
 func (a *revokeArena) exit(c *exec.Cmd, stderr *bytes.Buffer, want int, who string) {
 	a.t.Helper()
-	code, err := exitCodeOf(c.Wait())
+	code, err := zktest.ExitCode(c.Wait())
 	if err != nil {
 		a.t.Fatal(err)
 	}

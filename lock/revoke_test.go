@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // TestRevokedWaiterDoesNotHold revokes a waiter and deletes the holder
@@ -25,8 +27,8 @@ func TestRevokedWaiterDoesNotHold(t *testing.T) {
 	back := acquireAsync(ctx, t, path, Request{Data: zdata()})
 	conn := raw(t)
 	var q []Contender
-	eventually(t, 10*time.Second, "two waiters", func() bool { q = queueOf(t, conn, path); return len(q) == 3 })
-	eventually(t, 10*time.Second, "the watches", func() bool {
+	zktest.Eventually(t, 10*time.Second, "two waiters", func() bool { q = queueOf(t, conn, path); return len(q) == 3 })
+	zktest.Eventually(t, 10*time.Second, "the watches", func() bool {
 		return watchers(t, path+"/"+q[0].Name) == 1 && watchers(t, path+"/"+q[1].Name) == 2 &&
 			watchers(t, path+"/"+q[2].Name) == 1
 	})
@@ -47,8 +49,8 @@ func TestRevokedWaiterDoesNotHold(t *testing.T) {
 	// A waiter behind a live holder, revoked by Revoke with a record: it
 	// leaves at once, naming who asked; the holder keeps the lock.
 	waiter = acquireAsync(ctx, t, path, Request{Data: zdata()})
-	eventually(t, 10*time.Second, "a waiter", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
-	eventually(t, 10*time.Second, "its watches", func() bool { return watchers(t, path+"/"+q[1].Name) == 1 })
+	zktest.Eventually(t, 10*time.Second, "a waiter", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
+	zktest.Eventually(t, 10*time.Second, "its watches", func() bool { return watchers(t, path+"/"+q[1].Name) == 1 })
 	by := Revocation{Host: "ops-1", PID: 4711, User: "ann"}
 	asked, err := Revoke(ctx, c, path, q[1].Name, by)
 	if err != nil || len(asked) != 1 || asked[0].Holding {
@@ -58,7 +60,7 @@ func TestRevokedWaiterDoesNotHold(t *testing.T) {
 	if !errors.As(r.err, &revoked) || revoked.Host != "ops-1" || revoked.PID != 4711 || revoked.User != "ann" {
 		t.Fatalf("a revoked waiter: lease %v, err %v; want a RevokedError naming ann@ops-1 pid 4711", r.l, r.err)
 	}
-	eventually(t, 10*time.Second, "the revoked waiter to leave", func() bool { return len(queueOf(t, conn, path)) == 1 })
+	zktest.Eventually(t, 10*time.Second, "the revoked waiter to leave", func() bool { return len(queueOf(t, conn, path)) == 1 })
 	if err := b.l.Verify(ctx); err != nil {
 		t.Fatalf("the holder lost its lock to a waiter's revocation: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zklock/zklock/internal/config"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/runner"
@@ -91,6 +92,8 @@ func message(err error) string {
 		return err.Error()
 	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime):
 		return ""
+	case errors.As(err, new(*config.Error)):
+		return err.Error() + " (see zklock config --help)"
 	case errors.As(err, &usage):
 		return err.Error() + " (see zklock --help)"
 	case errors.Is(err, zkconn.ErrNoKDC):
@@ -98,7 +101,7 @@ func message(err error) string {
 	case errors.As(err, &sasl):
 		return err.Error() + " (check --jaas or the --sasl flags)"
 	case errors.Is(err, zkconn.ErrUnavailable):
-		return err.Error() + " (check --servers or ZKLOCK_SERVERS)"
+		return err.Error() + " (check --servers, ZKLOCK_SERVERS or the config file's servers)"
 	case zkconn.IsPermission(err):
 		return err.Error() + " (check --auth-file, --auth, ZKLOCK_AUTH, --jaas or --sasl, and the ACL)"
 	}

@@ -80,15 +80,43 @@ func (w *timeoutValue) String() string {
 func (w *timeoutValue) Type() string { return "duration" }
 
 func (w *timeoutValue) Set(s string) error {
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration", s)
+		return err
 	}
 	if d < 0 {
 		return fmt.Errorf("must not be negative, not %s", d)
 	}
 	*w = timeoutValue(runner.WaitAtMost(d))
 	return nil
+}
+
+// durationValue is a duration flag (and setting) whose error for a bare
+// number says which units to use: flock -w takes seconds, zklock a unit.
+type durationValue time.Duration
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+func (d *durationValue) Type() string   { return "duration" }
+
+func (d *durationValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+// parseDuration is time.ParseDuration with errors that show the way.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err == nil {
+		return d, nil
+	}
+	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+		return 0, fmt.Errorf("%q has no unit: write %ss for seconds (units: ms, s, m, h; e.g. 500ms, 30s, 5m, 1h30m)", s, s)
+	}
+	return 0, fmt.Errorf("%q is not a duration (e.g. 500ms, 30s, 5m, 1h30m)", s)
 }
 
 // maxSessionTimeout is the longest session timeout the protocol can carry:

@@ -96,8 +96,9 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.Var(&o.Flavor, "flavor", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
 	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
 	f.Var(&o.OnLost, "on-lost", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
-	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
-	f.DurationVar(&o.MaxRuntime, "max-runtime", 0, "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
+	o.KillGrace = lockexec.DefaultKillGrace
+	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
+	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
 		o.Argv = args

@@ -57,13 +57,10 @@ func (s *saslOptions) addFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&s.Service, "sasl-service", zkconn.DefaultSASLService, "Kerberos service name of the servers: their principal is SERVICE/host (Java's zookeeper.sasl.client.username)")
 }
 
-// fromEnv fills in what the environment gives, at run time, so --help never
-// shows it; the password is then removed from zklock's environment, so the
-// command under the lock never sees it.
-func (s *saslOptions) fromEnv(jaasGiven bool) {
-	if !jaasGiven {
-		s.JAAS = os.Getenv(envJAAS)
-	}
+// passwordFromEnv reads the password at run time, so --help never shows it,
+// and removes it from zklock's environment, so the command under the lock
+// never sees it.
+func (s *saslOptions) passwordFromEnv() {
 	s.Password = os.Getenv(envSASLPassword)
 	os.Unsetenv(envSASLPassword)
 }

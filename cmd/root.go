@@ -129,7 +129,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	u := newUI(stdout, stderr)
 	root := newCmdRoot(u)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := unknownCommand(root, args)
+	if err == nil {
+		err = root.ExecuteContext(ctx)
+	}
 	if msg := message(err); msg != "" {
 		u.errorf("%s", msg)
 	}
@@ -176,7 +179,10 @@ Environment:
 	}
 	root.SetOut(u.out)
 	root.SetErr(u.err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(flagError)
+	root.SuggestionsMinimumDistance = 2
+	root.Version = Version()
+	root.SetVersionTemplate(versionLine())
 	root.CompletionOptions.DisableDefaultCmd = true
 
 	g.addFlags(root.PersistentFlags())

@@ -39,6 +39,10 @@ type flavorValue lock.Flavor
 func (f *flavorValue) String() string { return string(*f) }
 func (f *flavorValue) Type() string   { return "NAME" }
 
+func (f *flavorValue) Choices() []string {
+	return []string{string(lock.FlavorCurator), string(lock.FlavorCuratorRW), string(lock.FlavorKazoo)}
+}
+
 func (f *flavorValue) Set(s string) error {
 	switch fl := lock.Flavor(s); fl {
 	case lock.FlavorCurator, lock.FlavorCuratorRW, lock.FlavorKazoo:
@@ -53,6 +57,8 @@ type onLostValue lockexec.Policy
 
 func (p *onLostValue) String() string { return lockexec.Policy(*p).String() }
 func (p *onLostValue) Type() string   { return "POLICY" }
+
+func (p *onLostValue) Choices() []string { return []string{"terminate", "ignore"} }
 
 func (p *onLostValue) Set(s string) error {
 	switch s {

@@ -216,7 +216,9 @@ Environment:
 		newCmdHolders(g, u, nil),
 		newCmdVersion(u),
 		newCmdConfig(g, u),
+		newCmdCompletion(root),
 	)
+	registerCompletions(root, g)
 	return root
 }
 

@@ -25,6 +25,8 @@ const (
 func (m *saslMech) String() string { return string(*m) }
 func (m *saslMech) Type() string   { return "digest|gssapi" }
 
+func (m *saslMech) Choices() []string { return []string{string(saslDigest), string(saslGSSAPI)} }
+
 func (m *saslMech) Set(s string) error {
 	switch saslMech(s) {
 	case saslDigest, saslGSSAPI:

@@ -32,9 +32,10 @@ func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) 
 		Use:   "run --path PATH [flags] -- CMD [ARGS...]",
 		Short: "Wait for the lock, run the command, release the lock",
 		Long: `Join the queue for the lock at --path, run CMD once the lock is held, and
-release it when CMD exits. zklock exits with CMD's exit code. A CMD name
-without a slash is looked up in PATH before zklock connects: one that is not
-found exits 127 at once rather than after the wait.
+release it when CMD exits. zklock exits with CMD's exit code. CMD is looked
+up (in PATH, for a name without a slash) before zklock connects: one that is
+not found exits 127 at once rather than after the wait, and a file that is
+not executable, or a directory, 126.
 
 --shared takes a read lock (shared holders run together, exclusive ones
 alone, in FIFO order); --limit N allows N holders at once. Repeat --path to

@@ -72,6 +72,7 @@ func message(err error) string {
 		busy    *lock.BusyError
 		timeout *runner.WaitTimeoutError
 		sasl    *zkconn.SASLError
+		tlsErr  *zkconn.TLSError
 	)
 	switch {
 	case err == nil:
@@ -100,12 +101,23 @@ func message(err error) string {
 		return err.Error() + " (check the realm's kdc in KRB5_CONFIG or /etc/krb5.conf)"
 	case errors.As(err, &sasl):
 		return err.Error() + " (check --jaas or the --sasl flags)"
+	case errors.As(err, &tlsErr):
+		return err.Error() + tlsHints[tlsErr.Problem]
 	case errors.Is(err, zkconn.ErrUnavailable):
-		return err.Error() + " (check --servers, ZKLOCK_SERVERS or the config file's servers)"
+		return err.Error() + " (check --servers, ZKLOCK_SERVERS or servers in the config file)"
 	case zkconn.IsPermission(err):
 		return err.Error() + " (check --auth-file, --auth, ZKLOCK_AUTH, --jaas or --sasl, and the ACL)"
 	}
 	return err.Error()
+}
+
+// tlsHints say which setting to check for each way a TLS handshake fails.
+var tlsHints = map[zkconn.TLSProblem]string{
+	zkconn.TLSOther:         " (check --tls-ca, --tls-cert and --tls-key)",
+	zkconn.TLSUntrusted:     " (check --tls-ca: the CA that signed the servers' certificates)",
+	zkconn.TLSNameMismatch:  " (the server's certificate must name the host as --servers writes it)",
+	zkconn.TLSClientRefused: " (check --tls-cert and --tls-key: the server wants a client certificate it trusts)",
+	zkconn.TLSNotTLS:        " (is this the servers' secureClientPort? without TLS, drop --tls and the --tls-* settings)",
 }
 
 // kindHint says which flags join a path of the other recipe.

@@ -54,19 +54,15 @@ func unknownCommand(root *cobra.Command, args []string) error {
 	if name == "help" || name == cobra.ShellCompRequestCmd || name == cobra.ShellCompNoDescRequestCmd {
 		return nil
 	}
-	var names []string
 	for _, c := range root.Commands() {
 		if c.Name() == name || c.HasAlias(name) {
 			return nil
-		}
-		if c.IsAvailableCommand() {
-			names = append(names, c.Name())
 		}
 	}
 	if s := root.SuggestionsFor(name); len(s) > 0 {
 		return usageErrorf("unknown command %q; did you mean %s?", name, strings.Join(s, " or "))
 	}
-	return usageErrorf("unknown command %q (commands: %s)", name, strings.Join(names, ", "))
+	return usageErrorf("unknown command %q", name)
 }
 
 // firstArg is the first argument that is neither a flag nor a flag's

@@ -18,7 +18,7 @@ func TestHabits(t *testing.T) {
 	}{
 		{[]string{"rnu", "--path", "/x", "--", "true"}, 64, `zklock: unknown command "rnu"; did you mean run? (see zklock --help)`},
 		{[]string{"--servers", "zk1:2181", "-v", "tryrn", "--path", "/x"}, 64, `unknown command "tryrn"; did you mean tryrun?`},
-		{[]string{"frobnicate"}, 64, `unknown command "frobnicate" (commands: `},
+		{[]string{"frobnicate"}, 64, `zklock: unknown command "frobnicate" (see zklock --help)`},
 		{[]string{"run", "-n", "--path", "/a", "--", "true"}, 64, "flock -n is zklock tryrun"},
 		{[]string{"run", "--nonblock", "--path", "/a", "--", "true"}, 64, "flock -n is zklock tryrun"},
 		{[]string{"run", "-w", "5", "--path", "/a", "--", "true"}, 64, "flock -w N is --timeout Ns"},

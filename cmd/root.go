@@ -79,7 +79,7 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 	}
 	o.Warnf = u.warnf
 	if g.Verbose {
-		o.Debugf = func(format string, args ...any) { u.logf("zk: "+format, args...) }
+		o.Debugf = u.logf
 	}
 	return o, nil
 }

@@ -124,9 +124,12 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		// Watch the plaintext: with TLS, inside the encryption.
 		return c.wire.wrap(conn), nil
 	}
-	failed := lastFailure{tls: o.TLS != nil}
+	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
+	// The library's own log lines stay out of -v: zklock says in its own
+	// words what they would (each failure to reach a server, above; the
+	// session, in the runner's progress lines).
 	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
-		zk.WithLogger(logf), zk.WithLogInfo(o.Debugf != nil),
+		zk.WithLogger(logFunc(func(string, ...any) {})), zk.WithLogInfo(false),
 		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(dial)),
 		zk.WithHostProvider(newHostList(ctx, o.ConnectTimeout, o.Warnf)))
 	if err != nil {
@@ -157,8 +160,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: no session with %s within %s%s", ErrUnavailable,
-			strings.Join(o.ConnString.Servers, ","), o.ConnectTimeout, failed.reason())
+		return nil, failed.noSession(o.ConnString.Servers, o.ConnectTimeout)
 	}
 	// An x509 identity comes with the TLS handshake; nothing to add.
 	if o.Auth != nil && o.Auth.Scheme != SchemeX509 {

@@ -153,7 +153,13 @@ its host dies, the lock is released when the session expires.
 
 ` + exitCodeHelp + `
 
+Settings come from the flags, then the environment, then the user's
+configuration file (~/.config/zklock/config.toml), then the system's
+(/etc/zklock/config.toml), then the built-in defaults; zklock config shows
+each setting and where it came from.
+
 Environment:
+  ZKLOCK_CONFIG    the one configuration file to read, instead of both
   ZKLOCK_SERVERS   default for --servers
   ZKLOCK_AUTH      default for --auth; not passed on to the command
   ZKLOCK_AUTH_FILE default for --auth-file

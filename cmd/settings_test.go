@@ -211,3 +211,31 @@ func TestConfigCommandMasks(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out.String())
 	}
 }
+
+// TestSettingsGroups: credentials given two ways are taken together from
+// the highest source that gives either, so a file's auth_file does not
+// clash with ZKLOCK_AUTH, nor its jaas with a --sasl flag.
+func TestSettingsGroups(t *testing.T) {
+	authFile := writeAuthFile(t, "digest:bob:pw\n", 0o600)
+	configEnv(t, "", "auth_file = \""+authFile+"\"\njaas = \"/etc/zklock/client.jaas\"\n")
+	t.Setenv(envAuth, "digest:alice:pw")
+	g, _, err := resolvedGlobal(t, "--sasl", "gssapi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.AuthFile != "" || g.SASL.JAAS != "" {
+		t.Errorf("auth file %q, jaas %q: the file's were added under higher sources", g.AuthFile, g.SASL.JAAS)
+	}
+	if a, err := g.auth(); err != nil || a.User() != "alice" {
+		t.Errorf("auth() = %v, %v; want alice's, from the environment", a, err)
+	}
+	// With no higher source, the file's auth_file applies.
+	configEnv(t, "", "auth_file = \""+authFile+"\"\n")
+	g, _, err = resolvedGlobal(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := g.auth(); err != nil || a.User() != "bob" {
+		t.Errorf("auth() = %v, %v; want bob's, from the file's auth_file", a, err)
+	}
+}

@@ -70,16 +70,22 @@ func configKey(key string) bool {
 	return false
 }
 
-// Where a setting's value came from, highest precedence first.
+// Where a setting's value came from, highest precedence first; the
+// built-in default last, below every source.
 const (
 	fromFlag = iota
 	fromEnv
 	fromFile // fromFile+i: the i-th file read
+
+	fromDefault = -1
 )
+
+// builtIn is the origin of a setting that no source gave.
+var builtIn = origin{rank: fromDefault, where: "default"}
 
 // origin is where one setting's value came from.
 type origin struct {
-	rank  int    // fromFlag, fromEnv, fromFile+i; -1 for the built-in default
+	rank  int    // fromFlag, fromEnv, fromFile+i, or fromDefault
 	where string // "flag", "env ZKLOCK_SERVERS", "/etc/zklock/config.toml:3", "default"
 }
 
@@ -125,7 +131,7 @@ func resolve(lookup func(string) *pflag.Flag, getenv func(string) string) (*reso
 		if f == nil {
 			continue
 		}
-		fd := found{s: s, f: f, o: origin{rank: -1, where: "default"}}
+		fd := found{s: s, f: f, o: builtIn}
 		switch {
 		case f.Changed:
 			fd.o = origin{fromFlag, "flag --" + s.flag}
@@ -139,7 +145,7 @@ func resolve(lookup func(string) *pflag.Flag, getenv func(string) string) (*reso
 				}
 			}
 		}
-		if s.group != "" && fd.o.rank >= 0 {
+		if s.group != "" && fd.o != builtIn {
 			if t, ok := top[s.group]; !ok || fd.o.rank < t {
 				top[s.group] = fd.o.rank
 			}
@@ -148,7 +154,7 @@ func resolve(lookup func(string) *pflag.Flag, getenv func(string) string) (*reso
 	}
 	for _, fd := range all {
 		if t, ok := top[fd.s.group]; ok && fd.o.rank > t {
-			fd.o = origin{rank: -1, where: "default"}
+			fd.o = builtIn
 		}
 		if fd.o.rank >= fromEnv {
 			if err := fd.f.Value.Set(fd.text); err != nil {
@@ -230,7 +236,7 @@ func (r *resolved) filesRead() string {
 func (r *resolved) logf(logf func(string, ...any)) {
 	logf("config files: %s", r.filesRead())
 	for _, row := range r.rows {
-		if row.origin.rank >= 0 {
+		if row.origin != builtIn {
 			logf("setting %s = %s (from %s)", row.s.key(), row.shown(), row.origin.where)
 		}
 	}

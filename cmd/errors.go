@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zklock/zklock/internal/config"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/runner"
@@ -73,6 +74,7 @@ func message(err error) string {
 		revoke  *runner.RevokeTimeoutError
 		revoked *lock.RevokedError
 		sasl    *zkconn.SASLError
+		tlsErr  *zkconn.TLSError
 	)
 	switch {
 	case err == nil:
@@ -100,18 +102,31 @@ func message(err error) string {
 		return err.Error() + "; left the queue without running the command"
 	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrRevoked):
 		return ""
+	case errors.As(err, new(*config.Error)):
+		return err.Error() + " (see zklock config --help)"
 	case errors.As(err, &usage):
 		return err.Error() + " (see zklock --help)"
 	case errors.Is(err, zkconn.ErrNoKDC):
 		return err.Error() + " (check the realm's kdc in KRB5_CONFIG or /etc/krb5.conf)"
 	case errors.As(err, &sasl):
 		return err.Error() + " (check --jaas or the --sasl flags)"
+	case errors.As(err, &tlsErr):
+		return err.Error() + tlsHints[tlsErr.Problem]
 	case errors.Is(err, zkconn.ErrUnavailable):
-		return err.Error() + " (check --servers or ZKLOCK_SERVERS)"
+		return err.Error() + " (check --servers, ZKLOCK_SERVERS or servers in the config file)"
 	case zkconn.IsPermission(err):
 		return err.Error() + " (check --auth-file, --auth, ZKLOCK_AUTH, --jaas or --sasl, and the ACL)"
 	}
 	return err.Error()
+}
+
+// tlsHints say which setting to check for each way a TLS handshake fails.
+var tlsHints = map[zkconn.TLSProblem]string{
+	zkconn.TLSOther:         " (check --tls-ca, --tls-cert and --tls-key)",
+	zkconn.TLSUntrusted:     " (check --tls-ca: the CA that signed the servers' certificates)",
+	zkconn.TLSNameMismatch:  " (the server's certificate must name the host as --servers writes it)",
+	zkconn.TLSClientRefused: " (check --tls-cert and --tls-key: the server wants a client certificate it trusts)",
+	zkconn.TLSNotTLS:        " (is this the servers' secureClientPort? without TLS, drop --tls and the --tls-* settings)",
 }
 
 // kindHint says which flags join a path of the other recipe.

@@ -21,7 +21,8 @@ const (
 const exitCodeHelp = `Exit codes:
   CMD's own   the command ran and exited with this code
   128+N       the command died of signal N (or zklock got signal N while waiting)
-  64          usage error: bad flag, path or arguments; a --flavor or --limit
+  64          usage error: bad flag, path or arguments, or a bad configuration
+              file; a --flavor or --limit
               that the path's current holders rule out, or a path that holds
               the other kind of lock (a semaphore, or a plain/shared lock)
   69          ZooKeeper unreachable, no session within --connect-timeout, or

@@ -39,6 +39,10 @@ type flavorValue lock.Flavor
 func (f *flavorValue) String() string { return string(*f) }
 func (f *flavorValue) Type() string   { return "NAME" }
 
+func (f *flavorValue) Choices() []string {
+	return []string{string(lock.FlavorCurator), string(lock.FlavorCuratorRW), string(lock.FlavorKazoo)}
+}
+
 func (f *flavorValue) Set(s string) error {
 	switch fl := lock.Flavor(s); fl {
 	case lock.FlavorCurator, lock.FlavorCuratorRW, lock.FlavorKazoo:
@@ -53,6 +57,8 @@ type onLostValue lockexec.Policy
 
 func (p *onLostValue) String() string { return lockexec.Policy(*p).String() }
 func (p *onLostValue) Type() string   { return "POLICY" }
+
+func (p *onLostValue) Choices() []string { return []string{"terminate", "ignore"} }
 
 func (p *onLostValue) Set(s string) error {
 	switch s {
@@ -80,15 +86,43 @@ func (w *timeoutValue) String() string {
 func (w *timeoutValue) Type() string { return "duration" }
 
 func (w *timeoutValue) Set(s string) error {
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration", s)
+		return err
 	}
 	if d < 0 {
 		return fmt.Errorf("must not be negative, not %s", d)
 	}
 	*w = timeoutValue(runner.WaitAtMost(d))
 	return nil
+}
+
+// durationValue is a duration flag (and setting) whose error for a bare
+// number says which units to use: flock -w takes seconds, zklock a unit.
+type durationValue time.Duration
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+func (d *durationValue) Type() string   { return "duration" }
+
+func (d *durationValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+// parseDuration is time.ParseDuration with errors that show the way.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err == nil {
+		return d, nil
+	}
+	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+		return 0, fmt.Errorf("%q has no unit: write %ss for seconds (units: ms, s, m, h; e.g. 500ms, 30s, 5m, 1h30m)", s, s)
+	}
+	return 0, fmt.Errorf("%q is not a duration (e.g. 500ms, 30s, 5m, 1h30m)", s)
 }
 
 // maxSessionTimeout is the longest session timeout the protocol can carry:

@@ -69,7 +69,9 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--on-lost", "x"}, `invalid argument "x" for "--on-lost" flag: must be terminate or ignore, not "x"`},
 		{[]string{"--on-revoke", "x"}, `invalid argument "x" for "--on-revoke" flag: must be terminate or ignore, not "x"`},
 		{[]string{"--timeout", "-1s"}, `invalid argument "-1s" for "--timeout" flag: must not be negative, not -1s`},
-		{[]string{"--timeout", "x"}, `invalid argument "x" for "--timeout" flag: "x" is not a duration`},
+		{[]string{"--timeout", "x"}, `invalid argument "x" for "--timeout" flag: "x" is not a duration (e.g. 500ms, 30s, 5m, 1h30m)`},
+		{[]string{"--timeout", "5"}, `invalid argument "5" for "--timeout" flag: "5" has no unit: write 5s for seconds (units: ms, s, m, h; e.g. 500ms, 30s, 5m, 1h30m)`},
+		{[]string{"--max-runtime", "90"}, `invalid argument "90" for "--max-runtime" flag: "90" has no unit: write 90s for seconds`},
 		{[]string{"--path", "/a/\U0001F512"}, `bad path: "/a/🔒" contains the character U+1F512, which ZooKeeper does not allow in a path`},
 		{[]string{"--path", "/a/\uFFFE"}, "contains the character U+FFFE"},
 	} {

@@ -16,6 +16,7 @@ func TestHelpHidesCredentials(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"run", "--help"}, {"tryrun", "--help"}, {"list", "--help"},
 		{"holders", "--help"}, {"version", "--help"}, {"help", "run"}, {"run", "-h"},
+		{"config", "--help"}, {"completion", "--help"},
 	} {
 		t.Setenv(envAuth, "digest:alice:"+secret)
 		t.Setenv(envAuthFile, "")
@@ -55,8 +56,17 @@ func TestAuthSources(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(envAuth, tc.env)
 			t.Setenv(envAuthFile, tc.envFile)
-			g := &globalOptions{Auth: tc.flag, AuthFile: tc.flagFile}
-			g.authFromEnv(tc.flag != "" || tc.flagFile != "")
+			var args []string
+			if tc.flag != "" {
+				args = append(args, "--auth", tc.flag)
+			}
+			if tc.flagFile != "" {
+				args = append(args, "--auth-file", tc.flagFile)
+			}
+			g, _, err := resolvedGlobal(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if v := os.Getenv(envAuth); v != "" {
 				t.Errorf("%s is still %q: the command would inherit it", envAuth, v)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -24,6 +25,10 @@ const (
 	envTLSKey   = "ZKLOCK_TLS_KEY"
 )
 
+// defaultServers is the connect string when nothing else gives one: a
+// ZooKeeper on this host, as scripts/demo.sh starts it.
+const defaultServers = "127.0.0.1:2181"
+
 // globalOptions are the connection flags every command shares.
 type globalOptions struct {
 	Servers        string
@@ -36,6 +41,8 @@ type globalOptions struct {
 	TLSFiles       zkconn.TLSFiles
 	SASL           saslOptions // cmd/sasl.go
 	Verbose        bool
+
+	settings *resolved // the sources of the settings, once resolved
 }
 
 // connOptions validates the connection flags.
@@ -72,7 +79,7 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 	}
 	o.Warnf = u.warnf
 	if g.Verbose {
-		o.Debugf = func(format string, args ...any) { u.logf("zk: "+format, args...) }
+		o.Debugf = u.logf
 	}
 	return o, nil
 }
@@ -100,17 +107,11 @@ func (g *globalOptions) auth() (*zkconn.Auth, error) {
 	return &a, nil
 }
 
-// authFromEnv fills in the credentials from the environment when no flag
-// gave them. The flags' defaults stay empty so that --help, which prints
-// defaults, never shows a password. ZKLOCK_AUTH is then removed from
-// zklock's environment, so the command under the lock (and whatever it logs)
-// never sees it.
-func (g *globalOptions) authFromEnv(flagGiven bool) {
-	if !flagGiven {
-		g.Auth, g.AuthFile = os.Getenv(envAuth), os.Getenv(envAuthFile)
-	}
-	os.Unsetenv(envAuth)
-}
+// hideAuthEnv removes ZKLOCK_AUTH from zklock's environment once it has been
+// read, so the command under the lock (and whatever it logs) never sees it.
+// The flags' defaults stay empty so that --help, which prints defaults,
+// never shows a password.
+func hideAuthEnv() { os.Unsetenv(envAuth) }
 
 // Main runs zklock with the process's arguments and returns the exit code.
 func Main() int {
@@ -128,7 +129,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	u := newUI(stdout, stderr)
 	root := newCmdRoot(u)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := unknownCommand(root, args)
+	if err == nil {
+		err = root.ExecuteContext(ctx)
+	}
 	if msg := message(err); msg != "" {
 		u.errorf("%s", msg)
 	}
@@ -149,7 +153,13 @@ its host dies, the lock is released when the session expires.
 
 ` + exitCodeHelp + `
 
+Settings come from the flags, then the environment, then the user's
+configuration file (~/.config/zklock/config.toml), then the system's
+(/etc/zklock/config.toml), then the built-in defaults; zklock config shows
+each setting and where it came from.
+
 Environment:
+  ZKLOCK_CONFIG    the one configuration file to read, instead of both
   ZKLOCK_SERVERS   default for --servers
   ZKLOCK_AUTH      default for --auth; not passed on to the command
   ZKLOCK_AUTH_FILE default for --auth-file
@@ -176,30 +186,34 @@ Environment:
 	}
 	root.SetOut(u.out)
 	root.SetErr(u.err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(flagError)
+	root.SuggestionsMinimumDistance = 2
+	root.Version = Version()
+	root.SetVersionTemplate(versionLine())
 	root.CompletionOptions.DisableDefaultCmd = true
 
-	servers := os.Getenv(envServers)
-	if servers == "" {
-		servers = "127.0.0.1:2181"
-	}
-	pf := root.PersistentFlags()
-	pf.StringVar(&g.Servers, "servers", servers, "ZooKeeper connect string host:port[,host:port...][/chroot] (env "+envServers+")")
-	pf.DurationVar(&g.SessionTimeout, "session-timeout", zkconn.DefaultSessionTimeout, "ZooKeeper session timeout to ask for (the server may clamp it)")
-	pf.DurationVar(&g.ConnectTimeout, "connect-timeout", zkconn.DefaultConnectTimeout, "give up (exit 69) if no session is established within this time")
-	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file. Or x509: the --tls-cert's subject owns the nodes zklock creates")
-	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
-	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the README's Security section)")
-	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
-	pf.StringVar(&g.TLSFiles.CA, "tls-ca", os.Getenv(envTLSCA), "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
-	pf.StringVar(&g.TLSFiles.Cert, "tls-cert", os.Getenv(envTLSCert), "PEM client certificate, for servers that demand one (env "+envTLSCert+")")
-	pf.StringVar(&g.TLSFiles.Key, "tls-key", os.Getenv(envTLSKey), "PEM private key of --tls-cert (env "+envTLSKey+")")
-	g.SASL.addFlags(pf)
-	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
-	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+	g.addFlags(root.PersistentFlags())
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		u.verbose = g.Verbose
-		g.authFromEnv(c.Flags().Changed("auth") || c.Flags().Changed("auth-file"))
-		g.SASL.fromEnv(c.Flags().Changed("jaas"))
+		if noSettings[c.Name()] {
+			return nil
+		}
+		lookup := c.Flags().Lookup
+		if c.Name() == "config" {
+			// zklock config shows run's settings (--flavor) too.
+			lookup = withRunFlags(c)
+		}
+		r, err := resolve(lookup, os.Getenv)
+		hideAuthEnv()
+		g.SASL.passwordFromEnv()
+		if err != nil {
+			return err
+		}
+		g.settings = r
+		if g.Verbose {
+			r.logf(u.logf)
+		}
+		return nil
 	}
 
 	root.AddCommand(
@@ -209,9 +223,35 @@ Environment:
 		newCmdHolders(g, u, nil),
 		newCmdRevoke(g, u, nil),
 		newCmdVersion(u),
+		newCmdConfig(g, u),
+		newCmdCompletion(root),
 	)
+	registerCompletions(root, g)
 	return root
 }
+
+// addFlags defines the connection flags every command shares.
+func (g *globalOptions) addFlags(pf *pflag.FlagSet) {
+	pf.StringVar(&g.Servers, "servers", defaultServers, "ZooKeeper connect string host:port[,host:port...][/chroot] (env "+envServers+")")
+	g.SessionTimeout = zkconn.DefaultSessionTimeout
+	pf.Var((*durationValue)(&g.SessionTimeout), "session-timeout", "ZooKeeper session timeout to ask for (the server may clamp it)")
+	g.ConnectTimeout = zkconn.DefaultConnectTimeout
+	pf.Var((*durationValue)(&g.ConnectTimeout), "connect-timeout", "give up (exit 69) if no session is established within this time")
+	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file. Or x509: the --tls-cert's subject owns the nodes zklock creates")
+	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
+	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the README's Security section)")
+	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
+	pf.StringVar(&g.TLSFiles.CA, "tls-ca", "", "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
+	pf.StringVar(&g.TLSFiles.Cert, "tls-cert", "", "PEM client certificate, for servers that demand one (env "+envTLSCert+")")
+	pf.StringVar(&g.TLSFiles.Key, "tls-key", "", "PEM private key of --tls-cert (env "+envTLSKey+")")
+	g.SASL.addFlags(pf)
+	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
+}
+
+// noSettings are the commands that never connect, so that a broken
+// configuration file does not stop them.
+var noSettings = map[string]bool{"version": true, "completion": true, "help": true,
+	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true}
 
 // noArgs refuses positional arguments as a usage error.
 func noArgs(c *cobra.Command, args []string) error {

@@ -33,9 +33,10 @@ func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) 
 		Use:   "run --path PATH [flags] -- CMD [ARGS...]",
 		Short: "Wait for the lock, run the command, release the lock",
 		Long: `Join the queue for the lock at --path, run CMD once the lock is held, and
-release it when CMD exits. zklock exits with CMD's exit code. A CMD name
-without a slash is looked up in PATH before zklock connects: one that is not
-found exits 127 at once rather than after the wait.
+release it when CMD exits. zklock exits with CMD's exit code. CMD is looked
+up (in PATH, for a name without a slash) before zklock connects: one that is
+not found exits 127 at once rather than after the wait, and a file that is
+not executable, or a directory, 126.
 
 --shared takes a read lock (shared holders run together, exclusive ones
 alone, in FIFO order); --limit N allows N holders at once. Repeat --path to
@@ -104,8 +105,9 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
 	f.Var(&o.OnLost, "on-lost", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
 	f.Var(&o.OnRevoke, "on-revoke", "if the lock is revoked (zklock revoke, a Curator Revoker) while CMD runs: terminate (stop CMD, release, exit 76) or ignore (warn, let CMD finish)")
-	f.DurationVar(&o.KillGrace, "kill-grace", lockexec.DefaultKillGrace, "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
-	f.DurationVar(&o.MaxRuntime, "max-runtime", 0, "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
+	o.KillGrace = lockexec.DefaultKillGrace
+	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
+	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
 		o.Argv = args

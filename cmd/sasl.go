@@ -25,6 +25,8 @@ const (
 func (m *saslMech) String() string { return string(*m) }
 func (m *saslMech) Type() string   { return "digest|gssapi" }
 
+func (m *saslMech) Choices() []string { return []string{string(saslDigest), string(saslGSSAPI)} }
+
 func (m *saslMech) Set(s string) error {
 	switch saslMech(s) {
 	case saslDigest, saslGSSAPI:
@@ -57,13 +59,10 @@ func (s *saslOptions) addFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&s.Service, "sasl-service", zkconn.DefaultSASLService, "Kerberos service name of the servers: their principal is SERVICE/host (Java's zookeeper.sasl.client.username)")
 }
 
-// fromEnv fills in what the environment gives, at run time, so --help never
-// shows it; the password is then removed from zklock's environment, so the
-// command under the lock never sees it.
-func (s *saslOptions) fromEnv(jaasGiven bool) {
-	if !jaasGiven {
-		s.JAAS = os.Getenv(envJAAS)
-	}
+// passwordFromEnv reads the password at run time, so --help never shows it,
+// and removes it from zklock's environment, so the command under the lock
+// never sees it.
+func (s *saslOptions) passwordFromEnv() {
 	s.Password = os.Getenv(envSASLPassword)
 	os.Unsetenv(envSASLPassword)
 }

@@ -23,13 +23,18 @@ func Version() string {
 	return "dev"
 }
 
+// buildLine names the Go release and the platform of this binary.
+func buildLine() string {
+	return fmt.Sprintf("%s, %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 func newCmdVersion(u *ui) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print zklock's version",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(u.out, "zklock %s (%s, %s/%s)\n", Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprint(u.out, versionLine())
 			return nil
 		},
 	}

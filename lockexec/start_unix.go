@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Resolve finds the file argv[0] names, as execvp would, and classifies a
@@ -35,7 +37,11 @@ func lookPath(argv0 string) (string, *StartError) {
 		return "", &StartError{Name: argv0, Code: 127, Err: exec.ErrNotFound}
 	}
 	if strings.Contains(argv0, "/") {
-		return argv0, nil // errors surface from execve and are classified there
+		// A path is checked now as well, so that ./script.sh with a typo,
+		// or without its execute bit, fails before zklock connects. What
+		// only execve can tell (a missing #! interpreter, a file that is
+		// no program) is classified when it fails there.
+		return argv0, checkFile(argv0)
 	}
 	path, err := lookPathEnv(argv0)
 	if errors.Is(err, exec.ErrDot) {
@@ -56,6 +62,26 @@ func lookPath(argv0 string) (string, *StartError) {
 		}
 	}
 	return "", &StartError{Name: argv0, Code: 127, Err: exec.ErrNotFound}
+}
+
+// checkFile is execve's verdict on a path, where it can be had without
+// running it: missing (127), a directory or not executable (126).
+func checkFile(p string) *StartError {
+	fi, err := os.Stat(p)
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) && errno != syscall.ENOENT && errno != syscall.ENOTDIR {
+			return &StartError{Name: p, Code: 126, Err: errno} // EACCES on a directory, ELOOP, ...
+		}
+		return &StartError{Name: p, Code: 127, Err: syscall.ENOENT}
+	}
+	if fi.IsDir() {
+		return &StartError{Name: p, Code: 126, Err: syscall.EISDIR}
+	}
+	if unix.Access(p, unix.X_OK) != nil {
+		return &StartError{Name: p, Code: 126, Err: syscall.EACCES}
+	}
+	return nil
 }
 
 // execError classifies an error from starting the child.

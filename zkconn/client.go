@@ -96,9 +96,12 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
 		debugf: logf}
-	failed := lastFailure{tls: o.TLS != nil}
+	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
+	// The library's own log lines stay out of -v: zklock says in its own
+	// words what they would (each failure to reach a server, above; the
+	// session, in the runner's progress lines).
 	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
-		zk.WithLogger(logf), zk.WithLogInfo(o.Debugf != nil),
+		zk.WithLogger(logFunc(func(string, ...any) {})), zk.WithLogInfo(false),
 		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(c.dialer(o))),
 		zk.WithHostProvider(newHostList(ctx, o.ConnectTimeout, o.Warnf)))
 	if err != nil {
@@ -180,8 +183,7 @@ func (c *Client) awaitSession(ctx context.Context, o Options, failed *lastFailur
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: no session with %s within %s%s", ErrUnavailable,
-			strings.Join(o.ConnString.Servers, ","), o.ConnectTimeout, failed.reason())
+		return failed.noSession(o.ConnString.Servers, o.ConnectTimeout)
 	}
 	return nil
 }

@@ -1,10 +1,13 @@
 package zkconn
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,7 +22,8 @@ import (
 // timed out, whether the cause was a TLS name mismatch, a refused port or a
 // server turning connections away.
 type lastFailure struct {
-	tls bool // the dialer speaks TLS
+	tls  bool                 // the dialer speaks TLS
+	logf func(string, ...any) // -v's progress lines; may be nil
 
 	mu  sync.Mutex
 	err error
@@ -27,19 +31,78 @@ type lastFailure struct {
 
 func (f *lastFailure) set(err error) {
 	f.mu.Lock()
+	same := f.err != nil && f.err.Error() == err.Error()
 	f.err = err
 	f.mu.Unlock()
+	// The library retries every server in turn: say each new reason once.
+	if !same && f.logf != nil {
+		f.logf("connecting: %v", err)
+	}
 }
 
-// reason is "" before any failure, else "; last failure: …", ready to end a
-// one-line message.
-func (f *lastFailure) reason() string {
+// noSession is the error for a connect that found no session within
+// timeout: ErrUnavailable, and the latest failure, if any, so that the one
+// line names the cause and errors.As finds a *TLSError in it.
+func (f *lastFailure) noSession(servers []string, timeout time.Duration) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err == nil {
-		return ""
+	last := f.err
+	f.mu.Unlock()
+	msg := fmt.Sprintf("no session with %s within %s", strings.Join(servers, ","), timeout)
+	if last == nil {
+		return fmt.Errorf("%w: %s", ErrUnavailable, msg)
 	}
-	return "; last failure: " + f.err.Error()
+	return fmt.Errorf("%w: %s; last failure: %w", ErrUnavailable, msg, last)
+}
+
+// TLSProblem is what a failed TLS handshake says about the set-up.
+type TLSProblem int
+
+const (
+	TLSOther         TLSProblem = iota
+	TLSUntrusted                // the server's certificate does not verify against the CA
+	TLSNameMismatch             // it does not name the server as written in the connect string
+	TLSClientRefused            // the server refused the client's certificate, or its absence
+	TLSNotTLS                   // the server answered, but not in TLS
+)
+
+// TLSError is a TLS handshake with a server that failed.
+type TLSError struct {
+	Address string
+	Problem TLSProblem
+	Err     error
+}
+
+func (e *TLSError) Error() string {
+	return fmt.Sprintf("TLS handshake with %s failed: %v", e.Address, e.Err)
+}
+
+func (e *TLSError) Unwrap() error { return e.Err }
+
+// tlsError classifies a failure of a TLS dial, or returns nil for one that
+// failed before the handshake (the TCP connect).
+func tlsError(address string, err error) *TLSError {
+	var (
+		op     *net.OpError
+		verify *tls.CertificateVerificationError
+		name   x509.HostnameError
+		record tls.RecordHeaderError
+	)
+	e := &TLSError{Address: address, Err: err}
+	switch {
+	case errors.As(err, &op) && op.Op == "dial":
+		return nil
+	case errors.As(err, &name):
+		e.Problem = TLSNameMismatch
+	case errors.As(err, &verify):
+		e.Problem = TLSUntrusted
+	case errors.As(err, &record):
+		e.Problem = TLSNotTLS
+	case errors.As(err, &op) && op.Op == "remote error":
+		// The server sent an alert: in a handshake it verifies the
+		// client's certificate, so it is the one it refused.
+		e.Problem = TLSClientRefused
+	}
+	return e
 }
 
 // dialer records the failures of d, and watches each connection it makes
@@ -52,6 +115,8 @@ func (f *lastFailure) dialer(d zk.Dialer) zk.Dialer {
 			if closedByPeer(err) {
 				// Closed during the TLS handshake.
 				err = f.closedInHandshake(address)
+			} else if te := tlsError(address, err); f.tls && te != nil {
+				err = te
 			} else if !errors.As(err, &op) {
 				// A net.OpError names the address; a TLS verification
 				// error does not.
@@ -98,8 +163,18 @@ func (c *handshakeConn) Write(b []byte) (int, error) {
 }
 
 func (c *handshakeConn) check(err error) {
-	if err != nil && !c.heard.Load() && closedByPeer(err) {
+	if err == nil || c.heard.Load() {
+		return
+	}
+	if closedByPeer(err) {
 		c.fail.set(c.fail.closedInHandshake(c.address))
+		return
+	}
+	// In TLS 1.3 the server verifies the client's certificate after the
+	// client has finished its side of the handshake, so its refusal
+	// arrives on the first read instead of in the dial.
+	if te := tlsError(c.address, err); c.fail.tls && te != nil && te.Problem == TLSClientRefused {
+		c.fail.set(te)
 	}
 }
 

@@ -162,17 +162,34 @@ func TestTLS(t *testing.T) {
 		_, err := Dial(ctx, o)
 		return err
 	}
-	if err := short(Options{}); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("plain TCP to the secure port: %v", err)
-	}
+	// Each failure is unavailable, and its one line names the cause.
 	wrong := newPKI(t, ipOnly)
 	bad, _ := TLSFiles{CA: wrong.path("ca.pem"), Cert: p.path("client.crt"), Key: p.path("client.key")}.Config()
-	if err := short(Options{TLS: bad}); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("TLS with the wrong CA: %v", err)
-	}
 	noCert, _ := TLSFiles{CA: p.path("ca.pem")}.Config()
-	if err := short(Options{TLS: noCert}); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("TLS without the client certificate the server demands: %v", err)
+	for _, tc := range []struct {
+		name    string
+		o       Options
+		problem TLSProblem
+		want    []string
+	}{
+		{"plain TCP to the secure port", Options{}, TLSOther, []string{"closed the connection during the handshake", "a TLS-only port?"}},
+		{"TLS with the wrong CA", Options{TLS: bad}, TLSUntrusted, []string{"TLS handshake with 127.0.0.1:" + port + " failed", "certificate signed by unknown authority"}},
+		{"TLS without the client certificate the server demands", Options{TLS: noCert}, TLSClientRefused, []string{"TLS handshake with 127.0.0.1:" + port + " failed", "tls: "}},
+	} {
+		err := short(tc.o)
+		var te *TLSError
+		if tc.o.TLS != nil && (!errors.As(err, &te) || te.Problem != tc.problem) {
+			t.Errorf("%s: %v is not a TLSError with problem %d", tc.name, err, tc.problem)
+		}
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", tc.name, err, w)
+			}
+		}
 	}
 
 	byName := ConnString{Servers: []string{"localhost:" + port}}
@@ -211,7 +228,8 @@ func TestTLSHostName(t *testing.T) {
 // not name the server fails as unavailable, and says why in its one line.
 func wantTLSMismatch(t *testing.T, err error, host string) {
 	t.Helper()
-	if !errors.Is(err, ErrUnavailable) {
+	var te *TLSError
+	if !errors.Is(err, ErrUnavailable) || !errors.As(err, &te) || te.Problem != TLSNameMismatch {
 		t.Fatalf("a certificate that does not name %s: %v", host, err)
 	}
 	msg := err.Error()

@@ -1,0 +1,112 @@
+package cmd
+
+import (
+	"context"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/zklock/zklock/runner"
+)
+
+// choices is a flag value with a fixed set of values. Completion offers
+// them for every flag whose value has them, so a new typed flag completes
+// with no more code.
+type choices interface {
+	Choices() []string
+}
+
+// completionTimeout bounds the whole completion of a --path, connect
+// included: a shell waits for it while the user waits for the shell.
+const completionTimeout = 2 * time.Second
+
+func newCmdCompletion(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish",
+		Short: "Print the shell completion script",
+		Long: `Print the completion script for bash, zsh or fish. It completes commands,
+flags, the values of --flavor, --on-lost and --sasl, and lock paths for
+--path, read from the servers (nothing if they do not answer within ` + completionTimeout.String() + `).`,
+		Example: `  source <(zklock completion bash)          # this shell; or, for every session:
+  zklock completion bash > /etc/bash_completion.d/zklock
+  zklock completion zsh > "${fpath[1]}/_zklock"
+  zklock completion fish > ~/.config/fish/completions/zklock.fish`,
+		ValidArgs: []string{"bash", "zsh", "fish"},
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 || (args[0] != "bash" && args[0] != "zsh" && args[0] != "fish") {
+				return usageErrorf("name one shell: zklock completion bash, zsh or fish")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			out := c.OutOrStdout()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(out, true)
+			case "zsh":
+				return root.GenZshCompletion(out)
+			default:
+				return root.GenFishCompletion(out, true)
+			}
+		},
+	}
+}
+
+// registerCompletions gives every flag with choices its values, and every
+// --path the server's paths, on c and all its subcommands.
+func registerCompletions(c *cobra.Command, g *globalOptions) {
+	register := func(fs *pflag.FlagSet) {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if ch, ok := f.Value.(choices); ok {
+				values := ch.Choices()
+				_ = c.RegisterFlagCompletionFunc(f.Name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+			}
+		})
+	}
+	register(c.LocalNonPersistentFlags())
+	register(c.PersistentFlags())
+	if c.LocalNonPersistentFlags().Lookup("path") != nil {
+		_ = c.RegisterFlagCompletionFunc("path", completePath(g))
+	}
+	for _, sub := range c.Commands() {
+		registerCompletions(sub, g)
+	}
+}
+
+// completePath completes a lock path from the children of the node typed
+// so far, with the settings the command line, the environment and the
+// files give. An unreachable server, or anything else that fails, offers
+// nothing rather than an error: a shell has no good place to show one.
+func completePath(g *globalOptions) cobra.CompletionFunc {
+	return func(c *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		const none = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		if typed == "" {
+			typed = "/"
+		}
+		if !strings.HasPrefix(typed, "/") {
+			return nil, none
+		}
+		parent, prefix := path.Split(typed)
+		parent = path.Clean(parent)
+		if _, err := resolve(c.Flags().Lookup, os.Getenv); err != nil {
+			return nil, none
+		}
+		quiet := newUI(io.Discard, io.Discard)
+		conn, err := g.connOptions(quiet)
+		if err != nil {
+			return nil, none
+		}
+		conn.ConnectTimeout = min(conn.ConnectTimeout, completionTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+		defer cancel()
+		paths, err := runner.PathsUnder(ctx, conn, parent, prefix)
+		if err != nil {
+			return nil, none
+		}
+		return paths, none
+	}
+}

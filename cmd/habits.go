@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// flockHints say what zklock does instead of flock(1)'s options, by short
+// letter; flockLong maps flock's long names to them.
+var (
+	flockHints = map[byte]string{
+		'n': "flock -n is zklock tryrun",
+		'w': "flock -w N is --timeout Ns (with a unit: 30s, 5m)",
+		's': "flock -s is --shared",
+		'x': "flock -x is the default: run takes an exclusive lock",
+		'c': "flock -c CMD is -- sh -c CMD",
+		'o': "flock -o has no counterpart (the command never inherits the lock); to bound how long it runs, use --max-runtime",
+	}
+	flockLong = map[string]byte{
+		"nonblock": 'n', "nb": 'n', "no-fork": 'n', "wait": 'w', "exclusive": 'x',
+		"command": 'c', "close": 'o',
+	}
+)
+
+// flagError is every command's flag error: a usage error, with a hint for
+// the options flock(1) users reach for.
+func flagError(_ *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) && ne.GetSpecifiedName() != "" {
+		name := ne.GetSpecifiedName()
+		letter, ok := flockLong[name]
+		if ne.GetSpecifiedShortnames() != "" {
+			letter, ok = name[0], true
+		}
+		if hint := flockHints[letter]; ok && hint != "" {
+			return usageErrorf("%v; %s", err, hint)
+		}
+	}
+	return &UsageError{Err: err}
+}
+
+// unknownCommand refuses a first argument that names no command, before
+// any flag is parsed: otherwise `zklock rnu --path P` would complain about
+// --path, which the root command does not have, instead of the typo.
+func unknownCommand(root *cobra.Command, args []string) error {
+	name := firstArg(root.PersistentFlags(), args)
+	if name == "" {
+		return nil
+	}
+	if name == "help" || name == cobra.ShellCompRequestCmd || name == cobra.ShellCompNoDescRequestCmd {
+		return nil
+	}
+	for _, c := range root.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return nil
+		}
+	}
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		return usageErrorf("unknown command %q; did you mean %s?", name, strings.Join(s, " or "))
+	}
+	return usageErrorf("unknown command %q", name)
+}
+
+// firstArg is the first argument that is neither a flag nor a flag's
+// value, or "" when there is none before "--".
+func firstArg(fs *pflag.FlagSet, args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return ""
+		case !strings.HasPrefix(a, "-") || a == "-":
+			return a
+		case strings.Contains(a, "="):
+			continue
+		}
+		var f *pflag.Flag
+		if strings.HasPrefix(a, "--") {
+			f = fs.Lookup(a[2:])
+		} else if len(a) == 2 {
+			f = fs.ShorthandLookup(a[1:])
+		}
+		if f != nil && f.NoOptDefVal == "" {
+			i++ // the flag's value
+		}
+	}
+	return ""
+}
+
+// versionLine is what zklock version and zklock --version print.
+func versionLine() string {
+	return fmt.Sprintf("zklock %s (%s)\n", Version(), buildLine())
+}

@@ -1,0 +1,246 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+	"github.com/zklock/zklock/internal/config"
+)
+
+// envConfig names the one configuration file to read instead of the user's
+// and the system's.
+const envConfig = "ZKLOCK_CONFIG"
+
+// systemConfig is the system-wide file; a variable so that tests need not
+// write to /etc.
+var systemConfig = config.SystemPath
+
+// setting is a flag whose value may also come from the environment and the
+// configuration files. Its key in a file is the flag's name with "_" for
+// "-". A file's value is handed to the flag's own Set, so it is checked by
+// the same code as the flag, and every flag type works in a file as it does
+// on the command line.
+type setting struct {
+	flag string
+	env  string // "" when no variable sets it
+	// group names settings that give the same thing in different ways
+	// (--auth and --auth-file). Only the members given by the highest
+	// source are taken, so a lower layer never adds a second, conflicting
+	// way under a higher one.
+	group string
+	// secret settings are shown masked, and cannot be written in a file,
+	// which others can often read: a file names a file with the secret.
+	secret bool
+}
+
+// settings are the flags that the environment and the files can set, in the
+// order `zklock config` prints them.
+var settings = []setting{
+	{flag: "servers", env: envServers},
+	{flag: "session-timeout"},
+	{flag: "connect-timeout"},
+	{flag: "auth", env: envAuth, group: "auth", secret: true},
+	{flag: "auth-file", env: envAuthFile, group: "auth"},
+	{flag: "tls"},
+	{flag: "tls-ca", env: envTLSCA},
+	{flag: "tls-cert", env: envTLSCert},
+	{flag: "tls-key", env: envTLSKey},
+	{flag: "jaas", env: envJAAS, group: "sasl"},
+	{flag: "jaas-section"},
+	{flag: "sasl", group: "sasl"},
+	{flag: "sasl-principal"},
+	{flag: "sasl-password-file"},
+	{flag: "keytab"},
+	{flag: "sasl-service"},
+	{flag: "flavor"},
+}
+
+func (s setting) key() string { return strings.ReplaceAll(s.flag, "-", "_") }
+
+// configKey says whether key may be written in a configuration file.
+func configKey(key string) bool {
+	for _, s := range settings {
+		if s.key() == key && !s.secret {
+			return true
+		}
+	}
+	return false
+}
+
+// Where a setting's value came from, highest precedence first; the
+// built-in default last, below every source.
+const (
+	fromFlag = iota
+	fromEnv
+	fromFile // fromFile+i: the i-th file read
+
+	fromDefault = -1
+)
+
+// builtIn is the origin of a setting that no source gave.
+var builtIn = origin{rank: fromDefault, where: "default"}
+
+// origin is where one setting's value came from.
+type origin struct {
+	rank  int    // fromFlag, fromEnv, fromFile+i, or fromDefault
+	where string // "flag", "env ZKLOCK_SERVERS", "/etc/zklock/config.toml:3", "default"
+}
+
+// resolved is the outcome of applying the sources to the flags: what each
+// setting is, and where it came from.
+type resolved struct {
+	files   []*config.File
+	tried   config.Locations
+	rows    []resolvedRow
+	hasPass bool // ZKLOCK_SASL_PASSWORD was set
+}
+
+type resolvedRow struct {
+	s      setting
+	value  string
+	origin origin
+}
+
+// resolve fills in each setting that no flag gave, from the environment,
+// then the files, in that order of precedence: flag, environment, the
+// user's file, the system's file, the built-in default. lookup finds a
+// setting's flag; a setting with no flag on this command is skipped.
+func resolve(lookup func(string) *pflag.Flag, getenv func(string) string) (*resolved, error) {
+	r := &resolved{tried: config.Locate(getenv, envConfig)}
+	r.tried.System = systemConfig
+	files, err := config.Load(r.tried, configKey)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	r.files = files
+	// Find each setting's highest source first, then keep, in each group,
+	// only the members from the group's highest one.
+	type found struct {
+		s    setting
+		f    *pflag.Flag
+		o    origin
+		text string
+	}
+	var all []found
+	top := map[string]int{}
+	for _, s := range settings {
+		f := lookup(s.flag)
+		if f == nil {
+			continue
+		}
+		fd := found{s: s, f: f, o: builtIn}
+		switch {
+		case f.Changed:
+			fd.o = origin{fromFlag, "flag --" + s.flag}
+		case s.env != "" && getenv(s.env) != "":
+			fd.o, fd.text = origin{fromEnv, "env " + s.env}, getenv(s.env)
+		default:
+			for i, file := range files {
+				if v, ok := file.Values[s.key()]; ok {
+					fd.o, fd.text = origin{fromFile + i, fmt.Sprintf("%s:%d", file.Path, v.Line)}, v.Text
+					break
+				}
+			}
+		}
+		if s.group != "" && fd.o != builtIn {
+			if t, ok := top[s.group]; !ok || fd.o.rank < t {
+				top[s.group] = fd.o.rank
+			}
+		}
+		all = append(all, fd)
+	}
+	for _, fd := range all {
+		if t, ok := top[fd.s.group]; ok && fd.o.rank > t {
+			fd.o = builtIn
+		}
+		if fd.o.rank >= fromEnv {
+			if err := fd.f.Value.Set(fd.text); err != nil {
+				return nil, r.badValue(fd.s, fd.o, err)
+			}
+		}
+		r.rows = append(r.rows, resolvedRow{s: fd.s, value: fd.f.Value.String(), origin: fd.o})
+	}
+	r.hasPass = getenv(envSASLPassword) != ""
+	return r, nil
+}
+
+// badValue is the usage error for a value from the environment or a file,
+// naming where it was written.
+func (r *resolved) badValue(s setting, o origin, err error) error {
+	if o.rank == fromEnv {
+		return usageErrorf("%s: %v", s.env, err)
+	}
+	return &UsageError{Err: r.files[o.rank-fromFile].At(s.key(), err.Error())}
+}
+
+// masked is a secret value as it may be shown: the scheme and the user of
+// digest:user:password, never the password.
+func masked(v string) string {
+	if v == "" || v == "x509" {
+		return v
+	}
+	if parts := strings.SplitN(v, ":", 3); len(parts) == 3 {
+		return parts[0] + ":" + parts[1] + ":********"
+	}
+	return "********"
+}
+
+func (row resolvedRow) shown() string {
+	if row.s.secret {
+		return masked(row.value)
+	}
+	return row.value
+}
+
+// print writes the effective settings as a table: key, value, source.
+func (r *resolved) print(w io.Writer) {
+	fmt.Fprintf(w, "# files: %s\n", r.filesRead())
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	for _, row := range r.rows {
+		v := row.shown()
+		if v == "" {
+			v = `""`
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", row.s.key(), v, row.origin.where)
+	}
+	if r.hasPass {
+		fmt.Fprintf(tw, "sasl_password\t********\tenv %s\n", envSASLPassword)
+	}
+	tw.Flush()
+}
+
+// filesRead says which files were read, and which were looked for.
+func (r *resolved) filesRead() string {
+	var read []string
+	for _, f := range r.files {
+		read = append(read, f.Path)
+	}
+	if len(read) > 0 {
+		return strings.Join(read, ", ")
+	}
+	var looked []string
+	for _, p := range []string{r.tried.Explicit, r.tried.User, r.tried.System} {
+		if p != "" {
+			looked = append(looked, p)
+		}
+	}
+	return "none (looked for " + strings.Join(looked, ", ") + ")"
+}
+
+// logf prints, for -v, the files read and every setting not left at its
+// default.
+func (r *resolved) logf(logf func(string, ...any)) {
+	logf("config files: %s", r.filesRead())
+	for _, row := range r.rows {
+		if row.origin != builtIn {
+			logf("setting %s = %s (from %s)", row.s.key(), row.shown(), row.origin.where)
+		}
+	}
+	if r.hasPass {
+		logf("setting sasl_password = ******** (from env %s)", envSASLPassword)
+	}
+}

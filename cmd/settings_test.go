@@ -1,0 +1,241 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// resolvedGlobal parses the connection flags and fills in the rest from the
+// environment and the configuration files, as every command does.
+func resolvedGlobal(t *testing.T, args ...string) (*globalOptions, *resolved, error) {
+	t.Helper()
+	g := &globalOptions{}
+	fs := pflag.NewFlagSet("zklock", pflag.ContinueOnError)
+	g.addFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolve(fs.Lookup, os.Getenv)
+	hideAuthEnv()
+	g.SASL.passwordFromEnv()
+	return g, r, err
+}
+
+// configEnv gives a test its own user and system files, and an environment
+// with none of zklock's variables.
+func configEnv(t *testing.T, user, system string) (userPath, systemPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	userPath = filepath.Join(home, ".config", "zklock", "config.toml")
+	systemPath = filepath.Join(dir, "etc", "config.toml")
+	for p, doc := range map[string]string{userPath: user, systemPath: system} {
+		if doc == "" {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := systemConfig
+	systemConfig = systemPath
+	t.Cleanup(func() { systemConfig = old })
+	t.Setenv("HOME", home)
+	for _, v := range []string{"XDG_CONFIG_HOME", envConfig, envServers, envAuth, envAuthFile, envTLSCA, envTLSCert, envTLSKey, envJAAS, envSASLPassword} {
+		t.Setenv(v, "")
+	}
+	return userPath, systemPath
+}
+
+// TestSettingsPrecedence: flag, then environment, then the user's file,
+// then the system's, then the default; key by key, so a file's other keys
+// still apply under a higher source's.
+func TestSettingsPrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		flag, env        bool
+		user, system     bool
+		servers, connect string
+		source           string // of servers
+	}{
+		{"default", false, false, false, false, defaultServers, "5s", "default"},
+		{"system", false, false, false, true, "sys:2181", "7s", "etc/config.toml:1"},
+		{"user over system", false, false, true, true, "user:2181", "7s", "home/.config/zklock/config.toml:1"},
+		{"user alone", false, false, true, false, "user:2181", "5s", "home/.config/zklock/config.toml:1"},
+		{"env over files", false, true, true, true, "env:2181", "7s", "env ZKLOCK_SERVERS"},
+		{"flag over all", true, true, true, true, "flag:2181", "7s", "flag --servers"},
+		{"flag alone", true, false, false, false, "flag:2181", "5s", "flag --servers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			user, system := "", ""
+			if tc.user {
+				user = "servers = \"user:2181\"\n"
+			}
+			if tc.system {
+				// connect_timeout only in the system file: it applies under a user file.
+				system = "servers = \"sys:2181\"\nconnect_timeout = \"7s\"\n"
+			}
+			configEnv(t, user, system)
+			if tc.env {
+				t.Setenv(envServers, "env:2181")
+			}
+			var args []string
+			if tc.flag {
+				args = []string{"--servers", "flag:2181"}
+			}
+			g, r, err := resolvedGlobal(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Servers != tc.servers || g.ConnectTimeout.String() != tc.connect {
+				t.Errorf("servers %q, connect timeout %s; want %q, %s", g.Servers, g.ConnectTimeout, tc.servers, tc.connect)
+			}
+			if src := r.rows[0].origin.where; !strings.HasSuffix(src, tc.source) {
+				t.Errorf("servers came from %q, want …%s", src, tc.source)
+			}
+		})
+	}
+}
+
+// TestSettingsExplicitFile: $ZKLOCK_CONFIG is read instead of both files,
+// and must exist.
+func TestSettingsExplicitFile(t *testing.T) {
+	configEnv(t, "servers = \"user:2181\"\n", "servers = \"sys:2181\"\nflavor = \"kazoo\"\n")
+	explicit := filepath.Join(t.TempDir(), "ci.toml")
+	if err := os.WriteFile(explicit, []byte("session_timeout = \"4s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envConfig, explicit)
+	g, _, err := resolvedGlobal(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Servers != defaultServers || g.SessionTimeout != 4*time.Second {
+		t.Errorf("servers %q, session timeout %s; want the default and 4s", g.Servers, g.SessionTimeout)
+	}
+	t.Setenv(envConfig, explicit+".missing")
+	if _, _, err := resolvedGlobal(t); exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "ci.toml.missing: cannot read: no such file") {
+		t.Errorf("a missing $ZKLOCK_CONFIG: %v", err)
+	}
+}
+
+// TestSettingsRefusals: a malformed file, an unknown key and a bad value
+// are each exit 64, one line naming the file and the line.
+func TestSettingsRefusals(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"servers = \"zk1:2181\"\nsesion_timeout = \"10s\"\n", `:2: unknown key "sesion_timeout"`},
+		{"servers = \"zk1:2181\n", ":1: "},
+		{"# timeouts\nsession_timeout = 10\n", `:2: session_timeout: "10" has no unit: write 10s for seconds`},
+		{"\n\nflavor = \"etcd\"\n", `:3: flavor: must be curator, curator-rw or kazoo, not "etcd"`},
+		{"auth = \"digest:a:b\"\n", `:1: unknown key "auth"`}, // a secret belongs in auth_file
+		{"tls = \"yes\"\n", `:1: tls: strconv.ParseBool`},
+		{"sasl = \"plain\"\n", `:1: sasl: want digest (DIGEST-MD5) or gssapi (Kerberos), not "plain"`},
+	} {
+		_, system := configEnv(t, "", tc.doc)
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"config"}, &out, &errb)
+		want := "zklock: " + system + tc.want
+		if code != ExitUsage || !strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, %q; want exit 64 and one line %q…", tc.doc, code, errb.String(), want)
+		}
+	}
+	// A command that never connects is not stopped by a broken file.
+	configEnv(t, "", "servers = \n")
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &out, &errb); code != 0 {
+		t.Errorf("version with a broken file: exit %d, %s", code, errb.String())
+	}
+}
+
+// TestSettingsWithoutHome: cron may run a job with no HOME and no
+// XDG_CONFIG_HOME; the system's file still applies.
+func TestSettingsWithoutHome(t *testing.T) {
+	configEnv(t, "servers = \"user:2181\"\n", "servers = \"sys:2181/locks\"\n")
+	os.Unsetenv("HOME")
+	os.Unsetenv("XDG_CONFIG_HOME")
+	g, r, err := resolvedGlobal(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Servers != "sys:2181/locks" || len(r.files) != 1 {
+		t.Errorf("servers %q from %d files; want the system file's", g.Servers, len(r.files))
+	}
+}
+
+// TestConfigCommandMasks: zklock config shows every setting with its
+// source, and never a password: not ZKLOCK_AUTH's, not
+// ZKLOCK_SASL_PASSWORD's, not the auth file's contents.
+func TestConfigCommandMasks(t *testing.T) {
+	_, system := configEnv(t, "", "servers = \"zk1:2181,zk2:2181/locks\"\nflavor = \"kazoo\"\n")
+	authFile := writeAuthFile(t, "digest:bob:file-secret\n", 0o600)
+	t.Setenv(envAuth, "digest:alice:env-secret")
+	t.Setenv(envSASLPassword, "sasl-secret")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"config", "--tls-ca", "/etc/ssl/zk-ca.pem"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got := out.String()
+	for _, secret := range []string{"env-secret", "sasl-secret", "file-secret"} {
+		if strings.Contains(got+errb.String(), secret) {
+			t.Errorf("zklock config shows %s:\n%s", secret, got)
+		}
+	}
+	for _, want := range []string{
+		"# files: " + system,
+		"servers ", "zk1:2181,zk2:2181/locks", system + ":1",
+		"flavor ", "kazoo", system + ":2",
+		"auth ", "digest:alice:********", "env ZKLOCK_AUTH",
+		"tls_ca ", "/etc/ssl/zk-ca.pem", "flag --tls-ca",
+		"session_timeout ", "10s", "default",
+		"sasl_password ", "env ZKLOCK_SASL_PASSWORD",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("zklock config lacks %q:\n%s", want, got)
+		}
+	}
+	// An auth file is shown by its path only.
+	t.Setenv(envAuth, "")
+	out.Reset()
+	if code := run(context.Background(), []string{"config", "--auth-file", authFile}, &out, &errb); code != 0 || !strings.Contains(out.String(), authFile) {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+}
+
+// TestSettingsGroups: credentials given two ways are taken together from
+// the highest source that gives either, so a file's auth_file does not
+// clash with ZKLOCK_AUTH, nor its jaas with a --sasl flag.
+func TestSettingsGroups(t *testing.T) {
+	authFile := writeAuthFile(t, "digest:bob:pw\n", 0o600)
+	configEnv(t, "", "auth_file = \""+authFile+"\"\njaas = \"/etc/zklock/client.jaas\"\n")
+	t.Setenv(envAuth, "digest:alice:pw")
+	g, _, err := resolvedGlobal(t, "--sasl", "gssapi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.AuthFile != "" || g.SASL.JAAS != "" {
+		t.Errorf("auth file %q, jaas %q: the file's were added under higher sources", g.AuthFile, g.SASL.JAAS)
+	}
+	if a, err := g.auth(); err != nil || a.User() != "alice" {
+		t.Errorf("auth() = %v, %v; want alice's, from the environment", a, err)
+	}
+	// With no higher source, the file's auth_file applies.
+	configEnv(t, "", "auth_file = \""+authFile+"\"\n")
+	g, _, err = resolvedGlobal(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := g.auth(); err != nil || a.User() != "bob" {
+		t.Errorf("auth() = %v, %v; want bob's, from the file's auth_file", a, err)
+	}
+}

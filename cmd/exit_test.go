@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/lock"
@@ -50,6 +51,10 @@ func TestExitCode(t *testing.T) {
 		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeSemaphore, Found: lock.RecipeLock, Node: "/p/x"}, 64,
 			"/p is used as a lock (node /p/x), not as a semaphore (drop --limit to join it, or use another --path)"},
 		{&lock.NodeGoneError{Path: "/p", Node: "/p/x"}, 69, "/p lost its place"},
+		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: lock.Success{Path: "/p"}, Window: time.Hour}, Code: 75}, 75, ""},
+		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: lock.Success{Path: "/p"}, Window: time.Hour}, Code: 0}, 0, ""},
+		{&runner.UpgradeError{Path: "/p", PID: 7}, 64, "/p is held shared by zklock pid 7, an ancestor of this one"},
+		{&runner.OnceHeldError{Path: "/p", PID: 7}, 64, "(give --once-per to the outer zklock)"},
 	}
 	for _, c := range cases {
 		if got := exitCode(c.err); got != c.code {

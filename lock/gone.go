@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/zklock/zklock/zkconn"
 )
 
 // NodeGoneError means one of our lock nodes vanished while our session
@@ -84,4 +86,16 @@ func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
 	}
 	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
 	return l.c.Set(ctx, l.Node, o.Encode())
+}
+
+// OwnedBy reports, with one request, whether node exists and belongs to
+// session, and returns its creation zxid (its fencing token). A zklock that
+// an ancestor's lock covers checks the ancestor's node with it, and never
+// touches the node itself.
+func OwnedBy(ctx context.Context, c *zkconn.Client, node string, session int64) (czxid int64, ok bool, err error) {
+	exists, st, err := c.Exists(ctx, node)
+	if err != nil || !exists || st.EphemeralOwner != session {
+		return 0, false, err
+	}
+	return st.Czxid, true, nil
 }

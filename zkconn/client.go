@@ -395,11 +395,16 @@ func (c *Client) Get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
 
 // Set writes a node's data at any version.
 func (c *Client) Set(ctx context.Context, p string, data []byte) error {
-	_, err := call(ctx, func() (struct{}, error) {
-		_, err := c.conn.Set(c.abs(p), data, -1)
-		return struct{}{}, err
-	})
-	return c.wrap(OpWrite, p, err)
+	_, err := c.SetStat(ctx, p, data)
+	return err
+}
+
+// SetStat writes a node's data at any version and returns its new stat,
+// whose Mtime is the moment the leader applied the write: the server's
+// clock, which every host reads alike.
+func (c *Client) SetStat(ctx context.Context, p string, data []byte) (*zk.Stat, error) {
+	st, err := call(ctx, func() (*zk.Stat, error) { return c.conn.Set(c.abs(p), data, -1) })
+	return st, c.wrap(OpWrite, p, err)
 }
 
 // Delete deletes a node at any version.

@@ -96,5 +96,5 @@ type RecentSuccessError struct {
 }
 
 func (e *RecentSuccessError) Error() string {
-	return fmt.Sprintf("%s last succeeded %s ago, within the window of %s", e.Last.Path, e.Age.Round(time.Second), e.Window)
+	return fmt.Sprintf("%s last succeeded %s ago, within the window of %s", e.Last.Path, roundAge(e.Age), e.Window)
 }

@@ -48,10 +48,10 @@ func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, owner
 			where = last.Owner.Host
 		}
 		o.logf("not running: %s last succeeded %s ago (at %s, server time) on %s, within the window of %s",
-			p, age.Round(time.Second), last.At.Format(time.RFC3339), where, o.OncePer)
+			p, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
 		return nil, &ConflictError{Err: &RecentSuccessError{Last: last, Age: age, Window: o.OncePer}, Code: o.ConflictCode}
 	}
-	o.logf("%s last succeeded %s ago (at %s, server time), before the window of %s; running", p, age.Round(time.Second), last.At.Format(time.RFC3339), o.OncePer)
+	o.logf("%s last succeeded %s ago (at %s, server time), before the window of %s; running", p, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
 	return l, nil
 }
 
@@ -68,4 +68,13 @@ func (o *Options) recordSuccess(c *zkconn.Client, l *lock.Lease, owner lock.Owne
 		return
 	}
 	o.logf("recorded the success at %s (%s, server time)", l.Path, at.Format(time.RFC3339Nano))
+}
+
+// roundAge keeps an age readable: milliseconds while it is short, seconds
+// after.
+func roundAge(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
 }

@@ -47,7 +47,7 @@ SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to zklock are forwarded to
 it. While zklock is still waiting, those signals make it leave the queue and
 exit 128+N. CMD sees ZKLOCK_PATH, ZKLOCK_NODE, ZKLOCK_SESSION_ID and
 ZKLOCK_FENCING_TOKEN in its environment (and ZKLOCK_PATHS, ZKLOCK_NODES,
-ZKLOCK_FENCING_TOKENS listing every lock held), and ZKLOCK_HELD.
+ZKLOCK_FENCING_TOKENS listing every lock held), ZKLOCK_HELD and ZKLOCK_PID.
 
 Re-entrant: a zklock started by CMD (or below it) that asks for a path this
 zklock holds runs at once, without a node of its own, once the server

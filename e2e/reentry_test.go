@@ -261,3 +261,68 @@ zklock tryrun --shared --path "$P" -- true; echo $? > "$D/shared"`
 	}
 	assertGone(t, conn, path)
 }
+
+// TestSelfLockingScript: a script that re-runs itself under zklock unless
+// its parent is the zklock holding its path runs under the lock however it
+// is started: alone (its own node), below a holder of the path (re-entered,
+// no node of its own), and as the command of a zklock holding another path
+// (its own node).
+func TestSelfLockingScript(t *testing.T) {
+	path, other := lockPath(t)+"/job", lockPath(t)+"/other"
+	conn := rawZK(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "job.sh")
+	body := `#!/bin/sh
+[ "$ZKLOCK_PID:$ZKLOCK_PATH" = "$PPID:` + path + `" ] || exec zklock run --path ` + path + ` -- "$0" "$@"
+echo "$1 $ZKLOCK_NODE" >> "$D/ran"
+touch "$D/inside.$1"; while [ ! -e "$D/go.$1" ]; do sleep 0.02; done
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		how   string
+		argv  []string
+		nodes int // in the job's lock path while the script runs
+	}{
+		{"alone", []string{script, "alone"}, 1},
+		{"below-holder", []string{"zklock", "run", "--path", path, "--", "sh", "-c", `"$S" below-holder; exit $?`}, 1},
+		{"other-path", []string{"zklock", "run", "--path", other, "--", script, "other-path"}, 1},
+	} {
+		var c *exec.Cmd
+		if tc.argv[0] == "zklock" {
+			c = zklock(t, tc.argv[1:]...)
+		} else {
+			c = zklock(t)
+			c.Path, c.Args = tc.argv[0], tc.argv
+		}
+		c.Env = append(c.Env, "D="+dir, "S="+script)
+		errc := make(chan error, 1)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { errc <- c.Wait() }()
+		waitFor(t, 15*time.Second, tc.how+": the script to run", func() bool { return fileExists(filepath.Join(dir, "inside."+tc.how)) })
+		if ch := children(t, conn, path); len(ch) != tc.nodes {
+			t.Errorf("%s: %s holds %v while the script runs, want %d node", tc.how, path, ch, tc.nodes)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "go."+tc.how), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Errorf("%s: %v", tc.how, err)
+			}
+		case <-time.After(30 * time.Second):
+			c.Process.Kill()
+			t.Fatalf("%s: the script did not finish", tc.how)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "ran"))
+	if strings.Count(string(b), " "+path+"/") != 3 {
+		t.Errorf("runs and their nodes: %q; want 3 runs, each under a node of %s", b, path)
+	}
+	assertGone(t, conn, path)
+	assertGone(t, conn, other)
+}

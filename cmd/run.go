@@ -91,7 +91,9 @@ func newCmdTryrun(g *globalOptions, u *ui, runF func(context.Context, *runOption
 		Short: "Run the command only if the lock is free now",
 		Long: `Run CMD under the lock at --path only if the lock is free right now.
 Otherwise exit 75 at once (or --conflict-exit-code) and say on stderr who
-holds the lock. Like flock -n.
+holds the lock. Like flock -n. Inside the command of a zklock that holds
+the path, it re-enters as run does; --once-per works as for run (see
+zklock run --help).
 
 ` + exitCodeHelp,
 		Example: `  zklock tryrun --path /locks/cleanup -- ./cleanup.sh || echo "skipped: already running"

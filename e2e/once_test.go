@@ -124,6 +124,10 @@ func TestOncePerAcrossHosts(t *testing.T) {
 			}
 			c.Args = append(c.Args, "sh", race)
 			out, err := c.CombinedOutput()
+			if c.ProcessState == nil {
+				errs[i] = fmt.Errorf("zklock did not start: %v", err)
+				return
+			}
 			codes[i] = c.ProcessState.ExitCode()
 			if codes[i] != 0 && codes[i] != 75 {
 				errs[i] = fmt.Errorf("exit %d: %s", codes[i], out)

@@ -326,3 +326,47 @@ touch "$D/inside.$1"; while [ ! -e "$D/go.$1" ]; do sleep 0.02; done
 	assertGone(t, conn, path)
 	assertGone(t, conn, other)
 }
+
+// TestReentrantLoss: when the ancestor loses the lock, the re-entered
+// command is stopped with it, though it runs in a process group of its
+// own: the ancestor stops its command's group, the inner zklock in it, which
+// passes the signal on (and its watchdog kills its command's group if the
+// inner zklock is killed first).
+func TestReentrantLoss(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	dir := t.TempDir()
+	inner := `echo $$ > "$D/pid"; trap '' TERM; while :; do sleep 0.05; done`
+	c := zklock(t, "run", "--kill-grace", "200ms", "--path", path, "--", "sh", "-c", `zklock run --path "$P" -- sh -c "$INNER"`)
+	c.Env = append(c.Env, "D="+dir, "P="+path, "INNER="+inner)
+	errc := make(chan error, 1)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { errc <- c.Wait() }()
+	t.Cleanup(func() { c.Process.Kill() })
+	waitFor(t, 15*time.Second, "the re-entered command to start", func() bool { return fileExists(filepath.Join(dir, "pid")) })
+	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := children(t, conn, path)
+	if len(ch) != 1 {
+		t.Fatalf("the queue holds %v, want the outer node alone", ch)
+	}
+	if err := conn.Delete(path+"/"+ch[0], -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 76 {
+			t.Errorf("outer: %v, want exit 76", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the outer zklock did not stop")
+	}
+	waitFor(t, 10*time.Second, "the re-entered command to be dead", func() bool { return !pidAlive(pid) })
+	assertGone(t, conn, path)
+}

@@ -370,3 +370,30 @@ func TestReentrantLoss(t *testing.T) {
 	waitFor(t, 10*time.Second, "the re-entered command to be dead", func() bool { return !pidAlive(pid) })
 	assertGone(t, conn, path)
 }
+
+// TestReentrantSemaphore: a lease covers a request for a lease of the same
+// semaphore (the same limit), which re-enters without a lease of its own;
+// another limit takes the normal path, which refuses the mismatch.
+func TestReentrantSemaphore(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	dir := t.TempDir()
+	outer := `zklock -v run --limit 2 --path "$P" -- true 2> "$D/err"; echo $? > "$D/same"
+zklock run --limit 3 --path "$P" -- true 2> "$D/err3"; echo $? > "$D/other"`
+	c := zklock(t, "run", "--limit", "2", "--path", path, "--", "sh", "-c", outer)
+	c.Env = append(c.Env, "D="+dir, "P="+path)
+	if r := runWithin(t, 30*time.Second, c); r.code != 0 {
+		t.Fatalf("outer exit %d; stderr: %s", r.code, r.stderr)
+	}
+	same, _ := os.ReadFile(filepath.Join(dir, "same"))
+	errs, _ := os.ReadFile(filepath.Join(dir, "err"))
+	other, _ := os.ReadFile(filepath.Join(dir, "other"))
+	errs3, _ := os.ReadFile(filepath.Join(dir, "err3"))
+	if strings.TrimSpace(string(same)) != "0" || !strings.Contains(string(errs), "re-entered "+path+": held limit=2") || strings.Contains(string(errs), "acquired") {
+		t.Errorf("--limit 2 inside --limit 2: exit %s; stderr %s; want 0, re-entered, no lease of its own", same, errs)
+	}
+	if strings.TrimSpace(string(other)) != "64" || !strings.Contains(string(errs3), "limit") {
+		t.Errorf("--limit 3 inside --limit 2: exit %s; stderr %s; want 64 naming the limit", other, errs3)
+	}
+	assertGone(t, conn, path)
+}

@@ -226,6 +226,7 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		holds = slices.DeleteFunc(holds, func(h hold) bool { return h.Path() == o.path })
 		holds = append(holds, o.hold)
 	}
+	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Path() < holds[j].Path() })
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, EnvHeld+"=") })
 	return append(env,
 		"ZKLOCK_PATH="+paths[0],

@@ -46,7 +46,8 @@ func exitCode(err error) int {
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
 		errors.Is(err, lock.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
-		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, zkconn.ErrBadJAAS):
+		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, zkconn.ErrBadJAAS),
+		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -88,6 +89,13 @@ func message(err error) string {
 			lock.ErrLimitMismatch, limit.Path, limit.Held, limit.Host, limit.PID, limit.Want)
 	case errors.As(err, &busy):
 		return view.Busy(busy)
+	case errors.As(err, new(*runner.RecentSuccessError)):
+		// Not running is what --once-per asked for; -v said why.
+		return ""
+	case errors.As(err, new(*runner.UpgradeError)):
+		return err.Error() + " (take it exclusive in the outer zklock, or add --shared here)"
+	case errors.As(err, new(*runner.OnceHeldError)):
+		return err.Error() + " (give --once-per to the outer zklock)"
 	case errors.As(err, &timeout):
 		if held := view.HeldBy(timeout.Waiting, timeout.Holders); held != "" {
 			return err.Error() + " (" + held + ")"

@@ -64,6 +64,10 @@ func TestExitCode(t *testing.T) {
 			76, "; left the queue without running the command"},
 		{&runner.ConflictError{Err: &runner.RevokeTimeoutError{Path: "/p", After: time.Second}, Code: 75},
 			75, "/p was not released within 1s of the revocation"},
+		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: lock.Success{Path: "/p"}, Window: time.Hour}, Code: 75}, 75, ""},
+		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: lock.Success{Path: "/p"}, Window: time.Hour}, Code: 0}, 0, ""},
+		{&runner.UpgradeError{Path: "/p", PID: 7}, 64, "/p is held shared by zklock pid 7, an ancestor of this one"},
+		{&runner.OnceHeldError{Path: "/p", PID: 7}, 64, "(give --once-per to the outer zklock)"},
 	}
 	for _, c := range cases {
 		if got := exitCode(c.err); got != c.code {

@@ -7,7 +7,7 @@ const (
 	ExitOK          = 0
 	ExitUsage       = 64  // EX_USAGE: bad flags, paths or arguments
 	ExitUnavailable = 69  // EX_UNAVAILABLE: no ZooKeeper session, or it failed before the command ran
-	ExitBusy        = 75  // EX_TEMPFAIL: tryrun found the lock busy, or run's --timeout expired
+	ExitBusy        = 75  // EX_TEMPFAIL: tryrun found the lock busy, run's --timeout expired, or --once-per skipped the command
 	ExitLockLost    = 76  // the lock was lost or revoked while the command ran, or a waiter was revoked
 	ExitPermission  = 77  // EX_NOPERM: auth or ACL refused
 	ExitMaxRuntime  = 124 // --max-runtime stopped the command (as timeout(1) does)
@@ -24,10 +24,13 @@ const exitCodeHelp = `Exit codes:
   64          usage error: bad flag, path or arguments, or a bad configuration
               file; a --flavor or --limit
               that the path's current holders rule out, or a path that holds
-              the other kind of lock (a semaphore, or a plain/shared lock)
+              the other kind of lock (a semaphore, or a plain/shared lock);
+              an exclusive lock inside an ancestor's shared hold, or
+              --once-per on a path an ancestor holds
   69          ZooKeeper unreachable, no session within --connect-timeout, or
               no Kerberos KDC reachable
-  75          busy (tryrun) or --timeout expired (for revoke --wait: the
+  75          busy (tryrun), --timeout expired, or --once-per: it succeeded
+              within the window, so it did not run (for revoke --wait: the
               holder did not release in time); change with --conflict-exit-code
   76          the lock was lost or revoked while the command ran (the command
               was stopped), or a waiting zklock was revoked (it left the queue)

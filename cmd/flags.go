@@ -125,6 +125,32 @@ func parseDuration(s string) (time.Duration, error) {
 	return 0, fmt.Errorf("%q is not a duration (e.g. 500ms, 30s, 5m, 1h30m)", s)
 }
 
+// oncePerValue is --once-per: the window within which one success is
+// enough. Its zero value means the flag was not given; a window of zero or
+// less would mean nothing, so it fails at parse time.
+type oncePerValue time.Duration
+
+func (w *oncePerValue) String() string {
+	if *w == 0 {
+		return ""
+	}
+	return time.Duration(*w).String()
+}
+
+func (w *oncePerValue) Type() string { return "duration" }
+
+func (w *oncePerValue) Set(s string) error {
+	d, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d <= 0 {
+		return fmt.Errorf("must be positive, not %s", d)
+	}
+	*w = oncePerValue(d)
+	return nil
+}
+
 // maxSessionTimeout is the longest session timeout the protocol can carry:
 // the connect request holds it as a 32-bit count of milliseconds.
 const maxSessionTimeout = math.MaxInt32 * time.Millisecond

@@ -28,6 +28,7 @@ func TestRunFlagMeanings(t *testing.T) {
 		KillGrace time.Duration
 		Mode      lock.Mode
 		Wait      runner.Wait
+		OncePer   time.Duration
 	}
 	grace := 5 * time.Second
 	for _, tc := range []struct {
@@ -41,13 +42,14 @@ func TestRunFlagMeanings(t *testing.T) {
 		{[]string{"--shared"}, want{KillGrace: grace, Mode: lock.ModeShared}},
 		{[]string{"--timeout", "5ms"}, want{KillGrace: grace, Wait: runner.WaitAtMost(5 * time.Millisecond)}},
 		{[]string{"--timeout", "0"}, want{KillGrace: grace, Wait: runner.NoWait}},
+		{[]string{"--once-per", "20h"}, want{KillGrace: grace, OncePer: 20 * time.Hour}},
 	} {
 		ro, err := validated(t, append(append([]string{"--path", "/a"}, tc.args...), "--", "true")...)
 		if err != nil {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
-		got := want{KillGrace: ro.KillGrace, Mode: ro.Mode, Wait: ro.Wait}
+		got := want{KillGrace: ro.KillGrace, Mode: ro.Mode, Wait: ro.Wait, OncePer: ro.OncePer}
 		if got != tc.want {
 			t.Errorf("%q: got %+v, want %+v", tc.args, got, tc.want)
 		}
@@ -72,6 +74,9 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--timeout", "x"}, `invalid argument "x" for "--timeout" flag: "x" is not a duration (e.g. 500ms, 30s, 5m, 1h30m)`},
 		{[]string{"--timeout", "5"}, `invalid argument "5" for "--timeout" flag: "5" has no unit: write 5s for seconds (units: ms, s, m, h; e.g. 500ms, 30s, 5m, 1h30m)`},
 		{[]string{"--max-runtime", "90"}, `invalid argument "90" for "--max-runtime" flag: "90" has no unit: write 90s for seconds`},
+		{[]string{"--once-per", "0"}, `invalid argument "0" for "--once-per" flag: must be positive, not 0s`},
+		{[]string{"--once-per", "-1h"}, `invalid argument "-1h" for "--once-per" flag: must be positive, not -1h0m0s`},
+		{[]string{"--once-per", "daily"}, `invalid argument "daily" for "--once-per" flag: "daily" is not a duration (e.g. 500ms, 30s, 5m, 1h30m)`},
 		{[]string{"--path", "/a/\U0001F512"}, `bad path: "/a/🔒" contains the character U+1F512, which ZooKeeper does not allow in a path`},
 		{[]string{"--path", "/a/\uFFFE"}, "contains the character U+FFFE"},
 	} {

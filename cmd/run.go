@@ -24,6 +24,7 @@ type runOptions struct {
 	OnRevoke     onLostValue // the same policies: terminate or ignore
 	KillGrace    time.Duration
 	MaxRuntime   time.Duration
+	OncePer      oncePerValue // 0: run every time
 	Argv         []string
 }
 
@@ -48,7 +49,20 @@ SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to zklock are forwarded to
 it. While zklock is still waiting, those signals make it leave the queue and
 exit 128+N. CMD sees ZKLOCK_PATH, ZKLOCK_NODE, ZKLOCK_SESSION_ID and
 ZKLOCK_FENCING_TOKEN in its environment (and ZKLOCK_PATHS, ZKLOCK_NODES,
-ZKLOCK_FENCING_TOKENS listing every lock held).
+ZKLOCK_FENCING_TOKENS listing every lock held), ZKLOCK_HELD and ZKLOCK_PID.
+
+Re-entrant: a zklock started by CMD (or below it) that asks for a path this
+zklock holds runs at once, without a node of its own, once the server
+confirms that the node in ZKLOCK_HELD still belongs to its session. An
+exclusive hold covers exclusive and shared requests, a shared hold only
+shared ones (an exclusive request inside it exits 64), a lease only a
+--limit of the same N. Other paths are taken as usual.
+
+--once-per D: once the locks are held, run CMD only if it has not exited 0
+under the lock (its first --path, in sorted order) within D, on the
+server's clock; otherwise exit 75 (or --conflict-exit-code) without running
+it, and say with -v when and on which host it last succeeded. A failed run
+leaves the window open.
 
 CMD runs in its own process group. If the ensemble's quorum stops
 confirming the session for so long that it could expire, zklock stops that
@@ -69,6 +83,7 @@ waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
   zklock run --shared --path /locks/db -- ./read-only-report.sh
   zklock run --limit 3 --path /locks/encoders -- ./encode.sh
   zklock run --path /locks/db --path /locks/cache -- ./migrate.sh
+  zklock run --once-per 20h --timeout 1h --path /locks/report -- ./report.sh
   zklock run --flavor kazoo --path /app/lock -- ./task.sh   # shares a Kazoo Lock`,
 	}
 	o.bind(c, u, runF)
@@ -83,10 +98,13 @@ func newCmdTryrun(g *globalOptions, u *ui, runF func(context.Context, *runOption
 		Short: "Run the command only if the lock is free now",
 		Long: `Run CMD under the lock at --path only if the lock is free right now.
 Otherwise exit 75 at once (or --conflict-exit-code) and say on stderr who
-holds the lock. Like flock -n.
+holds the lock. Like flock -n. Inside the command of a zklock that holds
+the path, it re-enters as run does; --once-per works as for run (see
+zklock run --help).
 
 ` + exitCodeHelp,
-		Example: `  zklock tryrun --path /locks/cleanup -- ./cleanup.sh || echo "skipped: already running"`,
+		Example: `  zklock tryrun --path /locks/cleanup -- ./cleanup.sh || echo "skipped: already running"
+  zklock tryrun --once-per 20h --path /locks/report -- ./report.sh || [ $? -eq 75 ]`,
 	}
 	o.bind(c, u, runF)
 	return c
@@ -108,6 +126,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	o.KillGrace = lockexec.DefaultKillGrace
 	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
 	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
+	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
 		o.Argv = args
@@ -180,6 +199,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Conn: conn, Paths: o.Paths, Argv: o.Argv,
 		Mode: mode, Flavor: flavor, Wait: o.Wait, ConflictCode: o.ConflictCode,
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
-		Logf: u.logf, Warnf: u.warnf,
+		OncePer: time.Duration(o.OncePer),
+		Logf:    u.logf, Warnf: u.warnf,
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // NodeGoneError means one of our lock nodes vanished while our session
@@ -98,4 +99,16 @@ func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
 		return nil
 	}
 	return err
+}
+
+// OwnedBy reports, with one request, whether node exists and belongs to
+// session, and returns its creation zxid (its fencing token). A zklock that
+// an ancestor's lock covers checks the ancestor's node with it, and never
+// touches the node itself.
+func OwnedBy(ctx context.Context, c *zkconn.Client, node string, session int64) (czxid int64, ok bool, err error) {
+	exists, st, err := c.Exists(ctx, node)
+	if err != nil || !exists || st.EphemeralOwner != session {
+		return 0, false, err
+	}
+	return st.Czxid, true, nil
 }

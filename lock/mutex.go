@@ -27,6 +27,8 @@ type Lease struct {
 	c *zkconn.Client
 	// Path is the lock path; Node is our contender node under it.
 	Path, Node string
+	// Mode is what the lease holds.
+	Mode Mode
 	// own is a data watch on our own node, set when we start to wait. The
 	// server sends a client its watch events in zxid order, and
 	// go-zookeeper hands them out in that order from one goroutine, so
@@ -50,7 +52,7 @@ func acquireMutex(ctx context.Context, c *zkconn.Client, path string, r Request)
 	if err != nil {
 		return nil, err
 	}
-	l := &Lease{c: c, Path: path, Node: node}
+	l := &Lease{c: c, Path: path, Node: node, Mode: r.Mode}
 	if err := l.wait(ctx, r); err != nil {
 		l.cleanup()
 		return nil, err

@@ -31,6 +31,10 @@ type Entry struct {
 type Queue struct {
 	Path    string
 	Entries []Entry
+	// LastSuccess is the last successful run recorded at Path (see
+	// SuccessRecord), if any. A path with a record and an empty queue is
+	// still listed, for its record.
+	LastSuccess *Success
 }
 
 // Holders returns the entries that hold the lock.
@@ -234,22 +238,36 @@ func InspectTree(ctx context.Context, c *zkconn.Client, root string) (Tree, erro
 			isContender[ct.Name] = true
 		}
 		var subdirs []string
+		var last *Success
 		for _, name := range children {
 			if isContender[name] {
 				continue // ephemeral, or shaped like one: no locks below it
+			}
+			if name == SuccessRecord {
+				s, ok, err := LastSuccess(ctx, c, p)
+				switch {
+				case zkconn.IsPermission(err):
+					t.Skipped = append(t.Skipped, zkconn.Join(p, name))
+				case err != nil:
+					return Tree{}, err
+				case ok:
+					last = &s
+				}
+				continue
 			}
 			if sub := zkconn.Join(p, name); sub != "/zookeeper" {
 				subdirs = append(subdirs, sub)
 			}
 		}
+		q := Queue{Path: p}
 		if len(cs) > 0 {
-			q, err := inspectChildren(ctx, c, p, cs, false, &t.Skipped)
-			if err != nil {
+			if q, err = inspectChildren(ctx, c, p, cs, false, &t.Skipped); err != nil {
 				return Tree{}, err
 			}
-			if len(q.Entries) > 0 {
-				t.Queues = append(t.Queues, q)
-			}
+		}
+		q.LastSuccess = last
+		if len(q.Entries) > 0 || last != nil {
+			t.Queues = append(t.Queues, q)
 		}
 		sort.Sort(sort.Reverse(sort.StringSlice(subdirs)))
 		todo = append(todo, subdirs...)

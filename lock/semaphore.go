@@ -65,7 +65,7 @@ func acquireSemaphore(ctx context.Context, c *zkconn.Client, path string, r Requ
 	}
 	// A lease whose creator first waited for the mutex was not taken on
 	// joining either: its creation time is not when it was taken.
-	l := &Lease{c: c, Path: path, Node: node, waited: mutex.waited}
+	l := &Lease{c: c, Path: path, Node: node, Mode: r.Mode, waited: mutex.waited}
 	if err := l.waitLease(ctx, limit, r); err != nil {
 		l.cleanup()
 		return nil, err

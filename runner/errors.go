@@ -45,3 +45,39 @@ type SignalError struct {
 func (e *SignalError) Error() string {
 	return fmt.Sprintf("interrupted by %s while waiting for the lock", lockexec.SignalName(e.Signal))
 }
+
+// UpgradeError means an ancestor zklock holds a shared lock on Path and this
+// run asks for it exclusively. Waiting would never end: the ancestor
+// releases only after its command, which waits for this run, has exited.
+type UpgradeError struct {
+	Path string
+	PID  int // the ancestor zklock
+}
+
+func (e *UpgradeError) Error() string {
+	return fmt.Sprintf("%s is held shared by zklock pid %d, an ancestor of this one: an exclusive lock inside it would wait for itself forever", e.Path, e.PID)
+}
+
+// OnceHeldError means the path that keeps the success record is held by an
+// ancestor zklock: this one holds no node there whose write would tell the
+// server's time, and the record belongs to the ancestor's run.
+type OnceHeldError struct {
+	Path string
+	PID  int // the ancestor zklock
+}
+
+func (e *OnceHeldError) Error() string {
+	return fmt.Sprintf("%s is held by zklock pid %d, an ancestor of this one, so this run cannot keep its success record", e.Path, e.PID)
+}
+
+// RecentSuccessError means the command was not run: it last succeeded
+// under the lock less than Window ago, on the server's clock.
+type RecentSuccessError struct {
+	Last   lock.Success
+	Age    time.Duration // on the server's clock
+	Window time.Duration
+}
+
+func (e *RecentSuccessError) Error() string {
+	return fmt.Sprintf("%s last succeeded %s ago, within the window of %s", e.Last.Path, roundAge(e.Age), e.Window)
+}

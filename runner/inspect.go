@@ -51,15 +51,24 @@ func (o InspectOptions) list(ctx context.Context, client *zkconn.Client) error {
 	if o.JSON {
 		return view.TreeJSON(o.Out, tree)
 	}
-	if len(tree.Queues) == 0 {
-		_, err := fmt.Fprintf(o.Out, "no locks held or awaited at or below %s\n", o.Path)
-		return err
-	}
 	var all []lock.Entry
 	for _, q := range tree.Queues {
 		all = append(all, q.Entries...)
 	}
-	return view.Table(o.Out, all, true, o.Color, time.Now())
+	now := time.Now()
+	if err := o.table(all, true, "no locks held or awaited at or below "+o.Path, now); err != nil {
+		return err
+	}
+	return view.LastSuccesses(o.Out, tree.Queues, now)
+}
+
+// table writes entries as a table, or the line none when there are none.
+func (o InspectOptions) table(es []lock.Entry, withPath bool, none string, now time.Time) error {
+	if len(es) == 0 {
+		_, err := fmt.Fprintln(o.Out, none)
+		return err
+	}
+	return view.Table(o.Out, es, withPath, o.Color, now)
 }
 
 func (o InspectOptions) holders(ctx context.Context, client *zkconn.Client) error {
@@ -70,9 +79,17 @@ func (o InspectOptions) holders(ctx context.Context, client *zkconn.Client) erro
 	if o.JSON {
 		return view.EntriesJSON(o.Out, hs)
 	}
-	if len(hs) == 0 {
-		_, err := fmt.Fprintf(o.Out, "%s is free\n", o.Path)
+	last, ok, err := lock.LastSuccess(ctx, client, o.Path)
+	if err != nil && !zkconn.IsPermission(err) {
 		return err
 	}
-	return view.Table(o.Out, hs, false, o.Color, time.Now())
+	now := time.Now()
+	if err := o.table(hs, false, o.Path+" is free", now); err != nil {
+		return err
+	}
+	if !ok {
+		return nil
+	}
+	_, err = fmt.Fprintln(o.Out, view.LastSuccess(last, now))
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,11 +51,13 @@ type Options struct {
 	OnRevoke   lockexec.Policy
 	KillGrace  time.Duration
 	MaxRuntime time.Duration
+	// OncePer runs the command only if it has not succeeded under the lock
+	// within this window (see once.go); zero runs it every time.
+	OncePer time.Duration
 	// Logf prints progress for -v; Warnf prints warnings. Either may be nil.
 	Logf, Warnf func(format string, args ...any)
 
-	marks *marks     // phase marks for the benchmark driver (marks.go)
-	owner lock.Owner // what our nodes say of us, once connectAndLock made it
+	marks *marks // phase marks for the benchmark driver (marks.go)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -108,10 +111,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		wd.Retire() // nil-safe: a watchdog that failed to start is nil
 	}()
 
-	client, leases, err := acquire(ctx, &o, sigs)
+	owner := lock.NewOwner(o.Version, o.Argv, o.Mode)
+	client, h, err := acquire(ctx, &o, sigs, owner)
 	if err != nil {
 		return err
 	}
+	leases := h.leases
 	o.marks.mark("acquired")
 	<-wdReady
 	defer func() {
@@ -126,24 +131,39 @@ func Run(ctx context.Context, o Options) (err error) {
 		o.marks.mark("released")
 	}()
 
-	env, err := environment(ctx, client, leases)
+	var once *lock.Lease
+	if o.OncePer > 0 {
+		if once, err = o.checkOnce(ctx, client, h, owner); err != nil {
+			return err
+		}
+	}
+	env, err := environment(ctx, client, h)
 	if err != nil {
 		return err
 	}
-	budget := o.budget(client)
-	o.logf("session timeout %s; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
-		budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	// The watchdog enforces the same deadlines as the guard, from outside
-	// this process: renewed on every confirmation from the ensemble, so a
-	// stopped or starved zklock cannot outlive its lock through its
-	// command. Under --on-lost ignore it only watches for zklock's death.
-	var renew func(stop, kill time.Time)
-	if o.OnLost == lockexec.Terminate {
-		renew = wd.Renew
+	var lost <-chan error
+	var revoked <-chan *lock.RevokedError
+	budget := o.budget(client)
+	if len(leases) == 0 {
+		// Every lock is an ancestor's, which guards it: this session
+		// holds nothing, and its loss would cost the command nothing.
+		client.Close()
+	} else {
+		o.logf("session timeout %s; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
+			budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
+		// The watchdog enforces the same deadlines as the guard, from
+		// outside this process: renewed on every confirmation from the
+		// ensemble, so a stopped or starved zklock cannot outlive its lock
+		// through its command. Under --on-lost ignore it only watches for
+		// zklock's death.
+		var renew func(stop, kill time.Time)
+		if o.OnLost == lockexec.Terminate {
+			renew = wd.Renew
+		}
+		lost, revoked = lock.Guard(runCtx, client, leases, budget, renew)
 	}
-	lost, revoked := lock.Guard(runCtx, client, leases, budget, renew)
 	o.marks.mark("command")
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
@@ -152,7 +172,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Signals:       sigs,
 		Lost:          lost,
 		OnLost:        o.OnLost,
-		Revoked:       o.revocations(runCtx, leases, revoked),
+		Revoked:       o.revocations(runCtx, leases, revoked, owner),
 		OnRevoke:      o.OnRevoke,
 		KillGrace:     o.KillGrace,
 		LostKillGrace: budget.Grace,
@@ -160,6 +180,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		Watchdog:      wd,
 		Warn:          func(s string) { o.warnf("%s", s) },
 	})
+	if err == nil && once != nil {
+		o.recordSuccess(client, once, owner)
+	}
 	return err
 }
 
@@ -171,7 +194,7 @@ const revokeNoteTimeout = 5 * time.Second
 // supervisor. Under Ignore, each is first noted in the revoked node, so
 // that list and holders show the holder and the pending revocation instead
 // of the bare request. The goroutine ends with ctx.
-func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError) <-chan error {
+func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError, owner lock.Owner) <-chan error {
 	out := make(chan error, 1)
 	go func() {
 		for {
@@ -182,7 +205,7 @@ func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-ch
 				if o.OnRevoke == lockexec.Ignore {
 					nctx, cancel := context.WithTimeout(ctx, revokeNoteTimeout)
 					for _, l := range leases {
-						_ = l.MarkRevokePending(nctx, o.owner, r)
+						_ = l.MarkRevokePending(nctx, owner, r)
 					}
 					cancel()
 				}
@@ -204,28 +227,59 @@ func canonical(paths []string) []string {
 	return out
 }
 
-// environment tells the command what it holds. The singular variables name
-// the first lock in canonical order; the plural ones list every lock, in that
-// order, separated by spaces.
-func environment(ctx context.Context, c *zkconn.Client, leases []*lock.Lease) ([]string, error) {
-	var paths, nodes, tokens []string
-	for _, l := range leases {
+// held is what a run holds: the locks it took, and those of an ancestor
+// zklock that it re-entered.
+type held struct {
+	leases    []*lock.Lease
+	inherited []inherited
+}
+
+// environment tells the command what it holds, re-entered locks included.
+// The singular variables name the first lock in canonical order; the plural
+// ones list every lock, in that order, separated by spaces. EnvHeld carries
+// the ancestors' entries on, with this zklock's own, so that a zklock started
+// further down re-enters any of them.
+func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error) {
+	type one struct {
+		path, node string
+		token      int64
+		hold       hold
+	}
+	var all []one
+	for _, l := range h.leases {
 		tok, err := l.FencingToken(ctx)
 		if err != nil {
 			return nil, err
 		}
-		paths = append(paths, l.Path)
-		nodes = append(nodes, l.Node)
-		tokens = append(tokens, strconv.FormatInt(tok, 10))
+		all = append(all, one{l.Path, l.Node, tok, hold{Mode: l.Mode, Session: c.SessionID(), PID: os.Getpid(), Node: l.Node}})
 	}
-	return append(os.Environ(),
+	for _, in := range h.inherited {
+		all = append(all, one{in.Path(), in.Node, in.Token, in.hold})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].path < all[j].path })
+	var paths, nodes, tokens []string
+	holds := parseHeld(os.Getenv(EnvHeld))
+	for _, o := range all {
+		paths = append(paths, o.path)
+		nodes = append(nodes, o.node)
+		tokens = append(tokens, strconv.FormatInt(o.token, 10))
+		holds = slices.DeleteFunc(holds, func(h hold) bool { return h.Path() == o.path })
+		holds = append(holds, o.hold)
+	}
+	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Path() < holds[j].Path() })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, EnvHeld+"=") })
+	return append(env,
 		"ZKLOCK_PATH="+paths[0],
 		"ZKLOCK_NODE="+nodes[0],
 		"ZKLOCK_FENCING_TOKEN="+tokens[0],
 		"ZKLOCK_PATHS="+strings.Join(paths, " "),
 		"ZKLOCK_NODES="+strings.Join(nodes, " "),
 		"ZKLOCK_FENCING_TOKENS="+strings.Join(tokens, " "),
-		"ZKLOCK_SESSION_ID="+fmt.Sprintf("0x%x", c.SessionID()),
+		"ZKLOCK_SESSION_ID="+fmt.Sprintf("0x%x", uint64(all[0].hold.Session)),
+		EnvHeld+"="+formatHeld(holds),
+		// The command's parent: a script that re-runs itself under zklock
+		// compares it with $PPID to know it already has (see README).
+		"ZKLOCK_PID="+strconv.Itoa(os.Getpid()),
 	), nil
 }
 
@@ -272,7 +326,7 @@ func (o *Options) budget(c *zkconn.Client) lock.Budget {
 
 // acquire connects and waits for the locks. A signal cancels the wait; the
 // lock package then deletes our nodes, and Run exits 128+N.
-func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Client, []*lock.Lease, error) {
+func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, owner lock.Owner) (*zkconn.Client, held, error) {
 	waitCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := make(chan struct{})
@@ -285,7 +339,7 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Cl
 		case <-stopWatch:
 		}
 	}()
-	client, leases, err := connectAndLock(waitCtx, o)
+	client, h, err := connectAndLock(waitCtx, o, owner)
 	close(stopWatch)
 	<-watchDone
 
@@ -297,11 +351,11 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Cl
 	}
 	if err != nil {
 		if client != nil {
-			o.finish(client, leases)
+			o.finish(client, h.leases)
 		}
-		return nil, nil, err
+		return nil, held{}, err
 	}
-	return client, leases, nil
+	return client, h, nil
 }
 
 // connectAndLock returns the session and the locks taken, also on error
@@ -314,17 +368,19 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal) (*zkconn.Cl
 // it says so once, gives back what it holds, and joins the queue again at
 // the back (with a new session if the old one is gone). --timeout counts
 // the whole wait across such rejoins.
-func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Lease, error) {
+func connectAndLock(ctx context.Context, o *Options, owner lock.Owner) (*zkconn.Client, held, error) {
 	start := time.Now()
 	client, err := o.dial(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, held{}, err
+	}
+	in, take, err := o.reenter(ctx, client)
+	if err != nil {
+		return client, held{}, err
 	}
 	wait := o.Wait.start(time.Now())
-	owner := lock.NewOwner(o.Version, o.Argv, o.Mode)
-	o.owner = owner
 	for {
-		leases, waitingOn, err := o.lockAll(ctx, client, owner, wait, start)
+		leases, waitingOn, err := o.lockAll(ctx, client, take, owner, wait, start)
 		if err == nil {
 			err = lock.VerifyAll(ctx, leases)
 		}
@@ -332,7 +388,7 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 		switch {
 		case err == nil:
 			markAcquired(leases, owner)
-			return client, leases, nil
+			return client, held{leases: leases, inherited: in}, nil
 		case errors.As(err, &gone) && ctx.Err() == nil:
 			o.warnf("%v; joining the queue again", err)
 			giveBack(ctx, leases)
@@ -342,11 +398,11 @@ func connectAndLock(ctx context.Context, o *Options) (*zkconn.Client, []*lock.Le
 				strings.Join(o.Paths, " "), err)
 			client.Close()
 			if client, err = o.redial(ctx, wait); err != nil {
-				return nil, nil, o.acquireErr(ctx, nil, waitingOn, err)
+				return nil, held{}, o.acquireErr(ctx, nil, waitingOn, err)
 			}
 			continue
 		}
-		return client, leases, o.acquireErr(ctx, client, waitingOn, err)
+		return client, held{leases: leases}, o.acquireErr(ctx, client, waitingOn, err)
 	}
 }
 
@@ -376,12 +432,12 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 	return client, nil
 }
 
-// lockAll takes every path in order, and returns the leases taken (also on
+// lockAll takes the paths in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, owner lock.Owner, wait lock.Wait, start time.Time) ([]*lock.Lease, string, error) {
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, owner lock.Owner, wait lock.Wait, start time.Time) ([]*lock.Lease, string, error) {
 	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: owner.Encode()}
 	var leases []*lock.Lease
-	for _, path := range o.Paths {
+	for _, path := range paths {
 		r.OnWait = func(pos int, ahead lock.Contender) {
 			o.logf("waiting for %s at position %d behind %s", path, pos, ahead.Name)
 		}

@@ -43,6 +43,8 @@ type EntryJSON struct {
 type QueueJSON struct {
 	Path    string      `json:"path"`
 	Entries []EntryJSON `json:"entries"`
+	// LastSuccess is the last successful run under --once-per, if any.
+	LastSuccess *SuccessJSON `json:"last_success,omitempty"`
 }
 
 func toJSON(e lock.Entry) EntryJSON {
@@ -81,7 +83,7 @@ type ListJSON struct {
 func TreeJSON(w io.Writer, t lock.Tree) error {
 	out := ListJSON{Locks: make([]QueueJSON, 0, len(t.Queues)), Skipped: append([]string{}, t.Skipped...)}
 	for _, q := range t.Queues {
-		qj := QueueJSON{Path: q.Path, Entries: []EntryJSON{}}
+		qj := QueueJSON{Path: q.Path, Entries: []EntryJSON{}, LastSuccess: successJSON(q.LastSuccess)}
 		for _, e := range q.Entries {
 			qj.Entries = append(qj.Entries, toJSON(e))
 		}

@@ -419,11 +419,8 @@ func (c *Client) Get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
 
 // Set writes a node's data at any version.
 func (c *Client) Set(ctx context.Context, p string, data []byte) error {
-	_, err := call(ctx, func() (struct{}, error) {
-		_, err := c.conn.Set(c.abs(p), data, -1)
-		return struct{}{}, err
-	})
-	return c.wrap(OpWrite, p, err)
+	_, err := c.SetVersion(ctx, p, data, -1)
+	return err
 }
 
 // Delete deletes a node at any version.
@@ -492,7 +489,9 @@ func (c *Client) ChildrenW(ctx context.Context, p string) ([]string, <-chan zk.E
 }
 
 // SetVersion writes a node's data only if its data version is still
-// version, and returns the new stat. ErrBadVersion says someone wrote first.
+// version (-1: at any version), and returns the new stat. ErrBadVersion
+// says someone wrote first. The stat's Mtime is when the leader applied
+// the write: the server's clock, which every host reads alike.
 func (c *Client) SetVersion(ctx context.Context, p string, data []byte, version int32) (*zk.Stat, error) {
 	st, err := call(ctx, func() (*zk.Stat, error) { return c.conn.Set(c.abs(p), data, version) })
 	return st, c.wrap(OpWrite, p, err)

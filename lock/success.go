@@ -1,0 +1,108 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// SuccessRecord is the name of the node, a child of the lock path, in which
+// zklock records the last successful run under that lock. It is persistent,
+// so the lock path (a container) is not reaped while the record exists and
+// the record lives as long as the lock path. Keeping it inside the lock path
+// rather than beside it gives it the lock path's ACL: under credentials, and
+// with --protect, only the lock's owner may create it, so no other identity
+// can forge a recent success to make a job skip.
+//
+// The name is no contender's: it has no sequence suffix, so zklock and
+// Kazoo ignore it, and it holds none of Curator's markers ("lock-",
+// "__READ__", "__WRIT__"), so Curator sorts it by its whole name, after every
+// ten-digit sequence number, where it never comes before a contender.
+const SuccessRecord = "zklock.last-success"
+
+// Success is the last successful run recorded at a lock path.
+type Success struct {
+	Path string
+	// At is when the record was written, on the server's clock (the
+	// node's mtime, set by the leader): comparable across hosts.
+	At time.Time
+	// NodeData says who ran it: a zklock Owner, or text.
+	NodeData
+}
+
+// LastSuccess reads the success record at path; ok is false when there is
+// none.
+func LastSuccess(ctx context.Context, c *zkconn.Client, path string) (s Success, ok bool, err error) {
+	data, st, err := c.Get(ctx, zkconn.Join(path, SuccessRecord))
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return Success{}, false, nil
+	case err != nil:
+		return Success{}, false, err
+	}
+	return Success{Path: path, At: time.UnixMilli(st.Mtime).UTC(), NodeData: DecodeNodeData(data)}, true, nil
+}
+
+// RecordSuccess writes the success record at path, created on its first
+// success, and returns the server's time of the write. Call it while the
+// lock is held, so that the next holder sees it.
+func RecordSuccess(ctx context.Context, c *zkconn.Client, path string, o Owner) (time.Time, error) {
+	node := zkconn.Join(path, SuccessRecord)
+	data := o.Encode()
+	for {
+		st, err := c.SetVersion(ctx, node, data, -1)
+		if err == nil {
+			return time.UnixMilli(st.Mtime).UTC(), nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return time.Time{}, err
+		}
+		_, err = c.Create(ctx, node, data, 0)
+		if err == nil {
+			// A create's mtime is its ctime: read it back, as the reply
+			// carries only the name.
+			s, ok, err := LastSuccess(ctx, c, path)
+			if err == nil && !ok {
+				err = zk.ErrNoNode
+			}
+			return s.At, err
+		}
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return time.Time{}, err
+		}
+		// Created meanwhile by another holder's session that lost its
+		// lock: write over it.
+	}
+}
+
+// Stamp rewrites our node's data with the acquisition time and returns the
+// server's time of that write: "now" on the leader's clock, to compare with
+// a success record's time without trusting this host's clock. It writes
+// only over data it has seen (a version check), so that a revocation
+// request written meanwhile stays in the node: it returns that request as
+// a *RevokedError instead.
+func (l *Lease) Stamp(ctx context.Context, o Owner) (time.Time, error) {
+	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
+	var version int32 // the data we created the node with
+	for {
+		st, err := l.c.SetVersion(ctx, l.Node, o.Encode(), version)
+		if err == nil {
+			return time.UnixMilli(st.Mtime).UTC(), nil
+		}
+		if !errors.Is(err, zk.ErrBadVersion) {
+			return time.Time{}, err
+		}
+		// Changed since: by MarkAcquired, or by a revoker.
+		data, st, err := l.c.Get(ctx, l.Node)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if isRevokeRequest(data) {
+			return time.Time{}, l.revokedErr(ctx, st)
+		}
+		version = st.Version
+	}
+}

@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// recordTimeout bounds writing the success record after the command: the
+// command has succeeded whatever happens to the record.
+const recordTimeout = 5 * time.Second
+
+// checkOnce decides, once the locks are held, whether the command may run
+// under OncePer. The record lives at the first path in canonical order
+// (ZKLOCK_PATH). Both times compared are the server's: the record's mtime,
+// and the mtime of a write to our own node made now, so hosts whose clocks
+// disagree decide alike. It returns the lease at which to record a success.
+func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, owner lock.Owner) (*lock.Lease, error) {
+	p := o.Paths[0]
+	for _, in := range h.inherited {
+		if in.Path() == p {
+			return nil, &OnceHeldError{Path: p, PID: in.PID}
+		}
+	}
+	var l *lock.Lease
+	for _, x := range h.leases {
+		if x.Path == p {
+			l = x
+		}
+	}
+	last, ok, err := lock.LastSuccess(ctx, c, p)
+	if err != nil || !ok {
+		if !ok && err == nil {
+			o.logf("%s: no success recorded yet; running", p)
+		}
+		return l, err
+	}
+	now, err := l.Stamp(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	age := now.Sub(last.At)
+	if age < o.OncePer {
+		where := last.Raw
+		if last.ByZklock {
+			where = last.Owner.Host
+		}
+		o.logf("not running: %s last succeeded %s ago (at %s, server time) on %s, within the window of %s",
+			p, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
+		return nil, &ConflictError{Err: &RecentSuccessError{Last: last, Age: age, Window: o.OncePer}, Code: o.ConflictCode}
+	}
+	o.logf("%s last succeeded %s ago (at %s, server time), before the window of %s; running", p, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
+	return l, nil
+}
+
+// recordSuccess writes the success record while the lock is still held, so
+// that the next holder sees it. A failure to write it costs a later run
+// that would have been skipped, never a run that should have happened: it
+// is a warning.
+func (o *Options) recordSuccess(c *zkconn.Client, l *lock.Lease, owner lock.Owner) {
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
+	at, err := lock.RecordSuccess(ctx, c, l.Path, owner)
+	if err != nil {
+		o.warnf("could not record the success at %s: %v", l.Path, err)
+		return
+	}
+	o.logf("recorded the success at %s (%s, server time)", l.Path, at.Format(time.RFC3339Nano))
+}
+
+// roundAge keeps an age readable: milliseconds while it is short, seconds
+// after.
+func roundAge(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"context"
+	"os"
+
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// inherited is a lock that an ancestor zklock holds and this one re-enters:
+// it runs its command under the ancestor's node, without a node of its own.
+type inherited struct {
+	hold
+	Token int64 // the ancestor's node's creation zxid
+}
+
+// reenter sorts the paths asked for into those an ancestor zklock holds in
+// a mode that covers this request, and those this zklock must take itself.
+// An entry of EnvHeld counts only when the zklock it names is an ancestor of
+// this process and, on the server, its node still exists and belongs to the
+// session it names: a stale or copied environment takes the normal path.
+// The ancestor's node is only looked at, never written or watched.
+func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited, take []string, err error) {
+	holds := parseHeld(os.Getenv(EnvHeld))
+	for _, p := range o.Paths {
+		h, found := holdAt(holds, p)
+		if !found {
+			take = append(take, p)
+			continue
+		}
+		if !isAncestor(h.PID) {
+			o.logf("%s: %s names pid %d, which is not an ancestor of this zklock; taking the lock", p, EnvHeld, h.PID)
+			take = append(take, p)
+			continue
+		}
+		token, ok, err := lock.OwnedBy(ctx, c, h.Node, h.Session)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			o.logf("%s: the ancestor's node %s no longer belongs to session 0x%x; taking the lock", p, h.Node, h.Session)
+			take = append(take, p)
+			continue
+		}
+		if !covers(h.Mode, o.Mode) {
+			if h.Mode.Kind() == lock.Shared && o.Mode.Kind() == lock.Exclusive {
+				// It would queue behind its own ancestor's read lock,
+				// which is released only after this zklock exits.
+				return nil, nil, &UpgradeError{Path: p, PID: h.PID}
+			}
+			take = append(take, p) // the normal path refuses the mismatch
+			continue
+		}
+		o.logf("re-entered %s: held %s by zklock pid %d (node %s, session 0x%x)", p, modeName(h.Mode), h.PID, h.Node, h.Session)
+		in = append(in, inherited{hold: h, Token: token})
+	}
+	return in, take, nil
+}
+
+func holdAt(hs []hold, path string) (hold, bool) {
+	for _, h := range hs {
+		if h.Path() == path {
+			return h, true
+		}
+	}
+	return hold{}, false
+}

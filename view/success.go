@@ -1,0 +1,57 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/zklock/zklock/lock"
+)
+
+// SuccessJSON is the JSON form of a lock path's last successful run.
+type SuccessJSON struct {
+	At     time.Time `json:"at"` // the server's time of the record
+	Zklock bool      `json:"zklock"`
+	Host   string    `json:"host,omitempty"`
+	PID    int       `json:"pid,omitempty"`
+	User   string    `json:"user,omitempty"`
+	Cmd    []string  `json:"cmd,omitempty"`
+	Client string    `json:"client,omitempty"` // a record not written by zklock, as text
+}
+
+func successJSON(s *lock.Success) *SuccessJSON {
+	if s == nil {
+		return nil
+	}
+	j := &SuccessJSON{At: s.At, Zklock: s.ByZklock, Client: s.Raw}
+	if s.ByZklock {
+		j.Host, j.PID, j.User, j.Cmd = s.Owner.Host, s.Owner.PID, s.Owner.User, s.Owner.Cmd
+	}
+	return j
+}
+
+// LastSuccess describes a lock path's last successful run in one line, e.g.
+// "last success at /locks/report: 03:00:04 (9h2m ago) on web-3 pid 81233
+// (./report.sh)". The age counts on this host's clock, for reading only.
+func LastSuccess(s lock.Success, now time.Time) string {
+	who := "(not zklock)"
+	if s.ByZklock {
+		who = fmt.Sprintf("on %s pid %d (%s)", Escape(orDash(s.Owner.Host)), s.Owner.PID, Escape(s.Owner.CommandLine()))
+	} else if s.Raw != "" {
+		who = "by " + Escape(s.Raw)
+	}
+	return fmt.Sprintf("last success at %s: %s %s", Escape(s.Path), since(s.At, now), who)
+}
+
+// LastSuccesses writes one LastSuccess line per queue that has a record.
+func LastSuccesses(w io.Writer, qs []lock.Queue, now time.Time) error {
+	var b strings.Builder
+	for _, q := range qs {
+		if q.LastSuccess != nil {
+			b.WriteString(LastSuccess(*q.LastSuccess, now) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

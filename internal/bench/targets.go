@@ -117,14 +117,16 @@ func (r *Results) keepaliveTarget() Target {
 	return t
 }
 
-// herdTarget checks herd-freedom: each release fires one deletion event
-// that notifies one
-// waiter, and no child or creation watch fires. Data-change
-// notifications are counted apart: a holder that waited records when
-// it took the lock in its own node, which notifies its own session and
-// the waiter behind it, who watches again without listing.
+// herdTarget checks herd-freedom: each release is one deletion event, seen
+// by at most two sessions whatever the queue's length (the waiter right
+// behind, and the releasing holder itself, which watches its own node for
+// a revocation or an outside delete), and no child or creation watch
+// fires. Data-change notifications are counted apart: a holder that waited
+// records when it took the lock in its own node, which notifies its own
+// session and the waiter behind it, who watches again without listing.
 func (r *Results) herdTarget() Target {
-	t := Target{What: "deletion notifications per handoff, any queue length (herd-free)", Want: "exactly 1"}
+	t := Target{What: "watch notifications per handoff, any queue length (herd-free)",
+		Want: "one deletion event, seen by ≤ 2 sessions (the next waiter, the holder's own watch)"}
 	var got []string
 	ok, any := true, false
 	for _, q := range r.Queue {
@@ -137,11 +139,12 @@ func (r *Results) herdTarget() Target {
 		sum, cnt := q.Deltas["zk_sum_node_deleted_watch_count"], q.Deltas["zk_cnt_node_deleted_watch_count"]
 		others := q.Deltas["zk_sum_node_children_watch_count"] + q.Deltas["zk_sum_node_created_watch_count"]
 		changed := q.Deltas["zk_sum_node_changed_watch_count"]
-		if sum != int64(q.Handoffs) || cnt != int64(q.Handoffs) || others != 0 {
+		if cnt != int64(q.Handoffs) || sum > 2*int64(q.Handoffs) || others != 0 {
 			ok = false
 		}
-		got = append(got, fmt.Sprintf("%d waiters: %s (and %s data-change notifications)", q.Waiters,
-			trimFloat(float64(sum+others)/float64(q.Handoffs)), trimFloat(float64(changed)/float64(q.Handoffs))))
+		got = append(got, fmt.Sprintf("%d waiters: %s deletion events, seen by %s sessions (and %s data-change notifications)", q.Waiters,
+			trimFloat(float64(cnt)/float64(q.Handoffs)), trimFloat(float64(sum+others)/float64(q.Handoffs)),
+			trimFloat(float64(changed)/float64(q.Handoffs))))
 	}
 	t.Measured = any
 	t.Met = any && ok

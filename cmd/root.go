@@ -207,7 +207,10 @@ Environment:
 		newCmdList(g, u, nil),
 		newCmdHolders(g, u, nil),
 		newCmdVersion(u),
+		newCmdCompletion(u),
 	)
+	root.Version = Version()
+	root.SetVersionTemplate(versionLine() + "\n")
 	return root
 }
 

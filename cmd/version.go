@@ -29,8 +29,13 @@ func newCmdVersion(u *ui) *cobra.Command {
 		Short: "Print zklock's version",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(u.out, "zklock %s (%s, %s/%s)\n", Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(u.out, versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine is what `zklock version` and `zklock --version` print.
+func versionLine() string {
+	return fmt.Sprintf("zklock %s (%s, %s/%s)", Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

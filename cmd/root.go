@@ -208,6 +208,7 @@ Environment:
 		newCmdHolders(g, u, nil),
 		newCmdVersion(u),
 		newCmdCompletion(u),
+		newCmdDoctor(g, u, nil),
 	)
 	root.Version = Version()
 	root.SetVersionTemplate(versionLine() + "\n")

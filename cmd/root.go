@@ -225,6 +225,7 @@ Environment:
 		newCmdVersion(u),
 		newCmdConfig(g, u),
 		newCmdCompletion(root),
+		newCmdDoctor(g, u, nil),
 	)
 	registerCompletions(root, g)
 	return root

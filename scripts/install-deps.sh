@@ -22,6 +22,9 @@ DEB_PACKAGES=(
   krb5-kdc # internal/zktest: a throwaway MIT KDC (krb5kdc, kdb5_util) for the Kerberos tests
   krb5-admin-server # internal/zktest: kadmin.local, to add principals and export keytabs
   krb5-user # internal/zktest and the Kerberos tests: kinit, to fill a ticket cache
+  man-db # internal/manpages and scripts/package-test.sh: man renders the generated pages
+  groff-base # internal/manpages: groff -ww checks the pages format without a warning
+  bash-completion # scripts/package-test.sh: loads the packaged completion as a login shell would
 )
 
 # ZooKeeper server for the integration tests and the demo (pulls in a JRE).

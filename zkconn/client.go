@@ -135,16 +135,9 @@ func (c *Client) dialer(o Options) func(network, address string, timeout time.Du
 		var conn net.Conn
 		var err error
 		if o.TLS != nil {
-			cfg := o.TLS.Clone()
-			if cfg.ServerName == "" {
-				// The address is the server as written in the connect
-				// string (see hostList): verify the certificate against
-				// that name, or that IP when an IP was written.
-				cfg.ServerName, _, _ = net.SplitHostPort(address)
-			}
 			// The handshake is part of connecting: the same timeout
 			// bounds both.
-			conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg)
+			conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, serverTLS(o.TLS, address))
 		} else {
 			conn, err = net.DialTimeout(network, address, timeout)
 		}

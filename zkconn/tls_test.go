@@ -2,19 +2,8 @@ package zkconn
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,112 +11,23 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-// pki is a throwaway CA with a server certificate and a client
-// certificate, written as PEM files.
-type pki struct{ dir string }
+// pki is zktest's throwaway CA, with the checks of this package's x509
+// tests as methods.
+type pki struct{ zktest.PKI }
 
-func (p pki) path(name string) string { return filepath.Join(p.dir, name) }
+func newPKI(t *testing.T, names zktest.ServerNames) pki { return pki{zktest.NewPKI(t, names)} }
 
-// serverNames are the subject alternative names of a server certificate.
-type serverNames struct {
-	dns []string
-	ips []net.IP
-}
+var ipOnly, dnsOnly = zktest.IPOnly, zktest.DNSOnly
 
-var (
-	ipOnly  = serverNames{ips: []net.IP{net.ParseIP("127.0.0.1")}}
-	dnsOnly = serverNames{dns: []string{"localhost"}}
-)
-
-func newPKI(t *testing.T, names serverNames) pki {
-	t.Helper()
-	p := pki{dir: t.TempDir()}
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "zklock test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	p.write(t, "ca.pem", pemBlock("CERTIFICATE", caDER))
-	caPK, _ := x509.MarshalPKCS8PrivateKey(caKey)
-	p.write(t, "ca.key", pemBlock("PRIVATE KEY", caPK))
-	leaf := func(name string, serial int64, usage x509.ExtKeyUsage, sans serverNames) {
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			DNSNames: sans.dns, IPAddresses: sans.ips, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			KeyUsage: x509.KeyUsageDigitalSignature}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pk, _ := x509.MarshalPKCS8PrivateKey(key)
-		p.write(t, name+".crt", pemBlock("CERTIFICATE", der))
-		p.write(t, name+".key", pemBlock("PRIVATE KEY", pk))
-		// ZooKeeper's PEM key store wants key and certificate in one file.
-		p.write(t, name+".pem", append(pemBlock("PRIVATE KEY", pk), pemBlock("CERTIFICATE", der)...))
-	}
-	leaf("server", 2, x509.ExtKeyUsageServerAuth, names)
-	leaf("client", 3, x509.ExtKeyUsageClientAuth, ipOnly)
-	return p
-}
-
-func pemBlock(typ string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-}
-
-func (p pki) write(t *testing.T, name string, b []byte) {
-	if err := os.WriteFile(p.path(name), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startTLS starts a server whose secureClientPort, on 127.0.0.1, presents
-// p's server certificate and demands a client certificate, with extra
-// zoo.cfg entries. It returns the port.
 func startTLS(ctx context.Context, t *testing.T, p pki, extra map[string]string) string {
-	t.Helper()
-	port := strconv.Itoa(freePort(t))
-	cfg := map[string]string{
-		"serverCnxnFactory":               "org.apache.zookeeper.server.NettyServerCnxnFactory",
-		"secureClientPort":                port,
-		"secureClientPortAddress":         "127.0.0.1",
-		"ssl.keyStore.location":           p.path("server.pem"),
-		"ssl.keyStore.type":               "PEM",
-		"ssl.trustStore.location":         p.path("ca.pem"),
-		"ssl.trustStore.type":             "PEM",
-		"ssl.clientAuth":                  "need",
-		"ssl.hostnameVerification":        "false",
-		"ssl.quorum.hostnameVerification": "false",
-	}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	srv, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	return port
+	return zktest.StartTLS(ctx, t, p.PKI, extra)
 }
 
 // clientTLS is the TLS configuration of a client with p's CA and client
 // certificate.
 func clientTLS(t *testing.T, p pki) *tls.Config {
 	t.Helper()
-	cfg, err := TLSFiles{CA: p.path("ca.pem"), Cert: p.path("client.crt"), Key: p.path("client.key")}.Config()
+	cfg, err := TLSFiles{CA: p.Path("ca.pem"), Cert: p.Path("client.crt"), Key: p.Path("client.key")}.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +64,8 @@ func TestTLS(t *testing.T) {
 	}
 	// Each failure is unavailable, and its one line names the cause.
 	wrong := newPKI(t, ipOnly)
-	bad, _ := TLSFiles{CA: wrong.path("ca.pem"), Cert: p.path("client.crt"), Key: p.path("client.key")}.Config()
-	noCert, _ := TLSFiles{CA: p.path("ca.pem")}.Config()
+	bad, _ := TLSFiles{CA: wrong.Path("ca.pem"), Cert: p.Path("client.crt"), Key: p.Path("client.key")}.Config()
+	noCert, _ := TLSFiles{CA: p.Path("ca.pem")}.Config()
 	for _, tc := range []struct {
 		name    string
 		o       Options
@@ -242,10 +142,10 @@ func wantTLSMismatch(t *testing.T, err error, host string) {
 func TestTLSFilesErrors(t *testing.T) {
 	p := newPKI(t, ipOnly)
 	for _, f := range []TLSFiles{
-		{CA: p.path("missing.pem")},
-		{CA: p.path("client.key")},
-		{Cert: p.path("client.crt")},
-		{Cert: p.path("client.crt"), Key: p.path("server.key")},
+		{CA: p.Path("missing.pem")},
+		{CA: p.Path("client.key")},
+		{Cert: p.Path("client.crt")},
+		{Cert: p.Path("client.crt"), Key: p.Path("server.key")},
 	} {
 		if _, err := f.Config(); !errors.Is(err, ErrBadTLS) {
 			t.Errorf("%+v: %v", f, err)

@@ -22,8 +22,8 @@ import (
 // clientCert issues a client certificate for subject from p's CA.
 func (p pki) clientCert(t *testing.T, subject pkix.Name, serial int64) tls.Certificate {
 	t.Helper()
-	caPEM, _ := os.ReadFile(p.path("ca.pem"))
-	keyPEM, _ := os.ReadFile(p.path("ca.key"))
+	caPEM, _ := os.ReadFile(p.Path("ca.pem"))
+	keyPEM, _ := os.ReadFile(p.Path("ca.key"))
 	cb, _ := pem.Decode(caPEM)
 	kb, _ := pem.Decode(keyPEM)
 	ca, err := x509.ParseCertificate(cb.Bytes)
@@ -83,7 +83,7 @@ func TestX509Auth(t *testing.T) {
 	})}}
 	dial := func(cert tls.Certificate) *Client {
 		t.Helper()
-		cfg, err := TLSFiles{CA: p.path("ca.pem")}.Config()
+		cfg, err := TLSFiles{CA: p.Path("ca.pem")}.Config()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,67 @@
+package cmd
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/doctor"
+	"github.com/zklock/zklock/lock"
+)
+
+// doctorOptions are doctor's flags.
+type doctorOptions struct {
+	Global *globalOptions
+	Path   string
+}
+
+func newCmdDoctor(g *globalOptions, u *ui, runF func(context.Context, *doctorOptions) error) *cobra.Command {
+	o := &doctorOptions{Global: g}
+	c := &cobra.Command{
+		Use:   "doctor [--path PATH]",
+		Short: "Check the servers, the session, the credentials and a lock path",
+		Long: `Check, with the same connection flags as run, what zklock needs, and print
+one line per check:
+
+  each server of --servers on its own: reachable (the TCP connect's time),
+  the TLS handshake when TLS is on, a session with its negotiated timeout
+  and the median round trip of a read;
+  a session through the whole connect string, as run takes one;
+  the credentials (--auth, --auth-file, --jaas, --sasl, x509) accepted;
+  with --path: that this client may create the path, create a child, read
+  it and delete it. It creates one uniquely named ephemeral child and
+  deletes it, and deletes the path again if it had to create it: nothing
+  is left behind.
+
+Every check runs, whatever failed before it. Exit status: 0 when all
+passed; 69 when a server, its TLS handshake or the session failed (one
+member of an ensemble down is a failure, though run would still work); 77
+when only a refusal failed: credentials or an ACL.`,
+		Example: `  zklock doctor
+  zklock doctor --servers zk1:2181,zk2:2181,zk3:2181/locks --path /backup
+  zklock doctor --tls-ca ca.pem --auth-file ~/.zk-auth --path /deploy`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return o.run(c.Context(), u)
+		},
+	}
+	c.Flags().StringVar(&o.Path, "path", "", "lock path to check create, read and delete at (default: none)")
+	return c
+}
+
+func (o *doctorOptions) run(ctx context.Context, u *ui) error {
+	if o.Path != "" {
+		if err := lock.ValidatePath(o.Path); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
+	conn, err := o.Global.connOptions(u)
+	if err != nil {
+		return err
+	}
+	return doctor.Run(ctx, doctor.Options{Conn: conn, Path: o.Path, Out: u.out,
+		Symbols: isTerminal(u.out) && os.Getenv("TERM") != "dumb", Color: u.colorOut})
+}

@@ -144,7 +144,76 @@ func newCmdRoot(u *ui) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "zklock",
 		Short: "Run a command while holding a lock in ZooKeeper: flock(1) for a fleet",
-		Long: `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
+		Long: rootHelp,
+		Example: `  zklock run --path /locks/backup -- /usr/local/bin/backup.sh
+  zklock tryrun --path /locks/deploy -- make deploy
+  zklock run --path /locks/db-migrate --timeout 10m -- ./migrate up
+  zklock list --path /locks
+  zklock holders --path /locks/backup --json
+  zklock revoke --path /locks/backup --wait --timeout 1m`,
+		Args:          noArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return c.Help()
+		},
+	}
+	root.SetOut(u.out)
+	root.SetErr(u.err)
+	root.SetFlagErrorFunc(flagError)
+	root.SuggestionsMinimumDistance = 2
+	root.Version = Version()
+	root.SetVersionTemplate(versionLine())
+	root.CompletionOptions.DisableDefaultCmd = true
+
+	g.addFlags(root.PersistentFlags())
+	root.PersistentPreRunE = g.settle(u)
+
+	root.AddCommand(
+		newCmdRun(g, u, nil),
+		newCmdTryrun(g, u, nil),
+		newCmdList(g, u, nil),
+		newCmdHolders(g, u, nil),
+		newCmdRevoke(g, u, nil),
+		newCmdVersion(u),
+		newCmdConfig(g, u),
+		newCmdCompletion(root),
+		newCmdDoctor(g, u, nil),
+	)
+	registerCompletions(root, g)
+	return root
+}
+
+// settle is every command's pre-run: -v, then the settings from the
+// flags, the environment and the configuration files, except for the
+// commands that never connect, which a broken file must not stop.
+func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, _ []string) error {
+		u.verbose = g.Verbose
+		if noSettings[c.Name()] {
+			return nil
+		}
+		lookup := c.Flags().Lookup
+		if c.Name() == "config" {
+			// zklock config shows run's settings (--flavor) too.
+			lookup = withRunFlags(c)
+		}
+		r, err := resolve(lookup, os.Getenv)
+		hideAuthEnv()
+		g.SASL.passwordFromEnv()
+		if err != nil {
+			return err
+		}
+		g.settings = r
+		if g.Verbose {
+			r.logf(u.logf)
+		}
+		return nil
+	}
+}
+
+// rootHelp is zklock --help's text above the commands.
+const rootHelp = `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
 cron job, a CI stage or an ops script runs on one machine at a time.
 
 Waiters queue in FIFO order and each watches only the waiter ahead of it, so a
@@ -170,66 +239,7 @@ Environment:
                    Kerberos configuration and ticket cache, as for kinit
   ZKLOCK_TLS_CA, ZKLOCK_TLS_CERT, ZKLOCK_TLS_KEY
                    defaults for --tls-ca, --tls-cert, --tls-key
-  NO_COLOR         disables colour`,
-		Example: `  zklock run --path /locks/backup -- /usr/local/bin/backup.sh
-  zklock tryrun --path /locks/deploy -- make deploy
-  zklock run --path /locks/db-migrate --timeout 10m -- ./migrate up
-  zklock list --path /locks
-  zklock holders --path /locks/backup --json
-  zklock revoke --path /locks/backup --wait --timeout 1m`,
-		Args:          noArgs,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		RunE: func(c *cobra.Command, _ []string) error {
-			return c.Help()
-		},
-	}
-	root.SetOut(u.out)
-	root.SetErr(u.err)
-	root.SetFlagErrorFunc(flagError)
-	root.SuggestionsMinimumDistance = 2
-	root.Version = Version()
-	root.SetVersionTemplate(versionLine())
-	root.CompletionOptions.DisableDefaultCmd = true
-
-	g.addFlags(root.PersistentFlags())
-	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
-		u.verbose = g.Verbose
-		if noSettings[c.Name()] {
-			return nil
-		}
-		lookup := c.Flags().Lookup
-		if c.Name() == "config" {
-			// zklock config shows run's settings (--flavor) too.
-			lookup = withRunFlags(c)
-		}
-		r, err := resolve(lookup, os.Getenv)
-		hideAuthEnv()
-		g.SASL.passwordFromEnv()
-		if err != nil {
-			return err
-		}
-		g.settings = r
-		if g.Verbose {
-			r.logf(u.logf)
-		}
-		return nil
-	}
-
-	root.AddCommand(
-		newCmdRun(g, u, nil),
-		newCmdTryrun(g, u, nil),
-		newCmdList(g, u, nil),
-		newCmdHolders(g, u, nil),
-		newCmdRevoke(g, u, nil),
-		newCmdVersion(u),
-		newCmdConfig(g, u),
-		newCmdCompletion(root),
-		newCmdDoctor(g, u, nil),
-	)
-	registerCompletions(root, g)
-	return root
-}
+  NO_COLOR         disables colour`
 
 // addFlags defines the connection flags every command shares.
 func (g *globalOptions) addFlags(pf *pflag.FlagSet) {

@@ -144,7 +144,7 @@ func newCmdRoot(u *ui) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "zklock",
 		Short: "Run a command while holding a lock in ZooKeeper: flock(1) for a fleet",
-		Long: rootHelp,
+		Long:  rootHelp,
 		Example: `  zklock run --path /locks/backup -- /usr/local/bin/backup.sh
   zklock tryrun --path /locks/deploy -- make deploy
   zklock run --path /locks/db-migrate --timeout 10m -- ./migrate up

@@ -177,22 +177,13 @@ func (sv *supervisor) loop(ctx context.Context, contC <-chan os.Signal) error {
 			sv.onLost(cause)
 
 		case cause := <-revoked:
-			if sv.spec.OnRevoke == Ignore {
-				sv.warn(fmt.Sprintf("%v; the command keeps running (on-revoke policy: %s)", cause, sv.spec.OnRevoke))
-				continue
-			}
-			revoked = nil
-			if sv.term == nil {
-				sv.warn(fmt.Sprintf("%v: %s", cause, sv.stopping()))
-				sv.terminate(ErrRevoked, cause)
+			if sv.onRevoked(cause) {
+				revoked = nil
 			}
 
 		case <-maxC:
 			maxC = nil
-			if sv.term == nil {
-				sv.warn(fmt.Sprintf("command still running after --max-runtime %v: %s", sv.spec.MaxRuntime, sv.stopping()))
-				sv.terminate(ErrMaxRuntime, nil)
-			}
+			sv.onMaxRuntime()
 
 		case <-ctxDone:
 			ctxDone = nil
@@ -213,6 +204,30 @@ func (sv *supervisor) loop(ctx context.Context, contC <-chan os.Signal) error {
 		case <-contC:
 			sv.onCont()
 		}
+	}
+}
+
+// onRevoked handles a revocation request: under Ignore a warning, and the
+// supervisor listens for the next one; otherwise the command is stopped
+// (done reports that no more requests matter).
+func (sv *supervisor) onRevoked(cause error) (done bool) {
+	if sv.spec.OnRevoke == Ignore {
+		sv.warn(fmt.Sprintf("%v; the command keeps running (on-revoke policy: %s)", cause, sv.spec.OnRevoke))
+		return false
+	}
+	if sv.term == nil {
+		sv.warn(fmt.Sprintf("%v: %s", cause, sv.stopping()))
+		sv.terminate(ErrRevoked, cause)
+	}
+	return true
+}
+
+// onMaxRuntime stops the command when its time is up, unless it is
+// already being stopped for another reason.
+func (sv *supervisor) onMaxRuntime() {
+	if sv.term == nil {
+		sv.warn(fmt.Sprintf("command still running after --max-runtime %v: %s", sv.spec.MaxRuntime, sv.stopping()))
+		sv.terminate(ErrMaxRuntime, nil)
 	}
 }
 

@@ -434,3 +434,35 @@ func TestReentryForgedMode(t *testing.T) {
 	}
 	assertGone(t, conn, path)
 }
+
+// TestReentrantInBackground: a re-entered zklock left running in the
+// background when its ancestor's command exits loses its lock with the
+// ancestor's release: it stops its command and exits 76, instead of
+// running on under a lock that the next job already holds.
+func TestReentrantInBackground(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	dir := t.TempDir()
+	inner := `echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done`
+	outer := `(zklock run --kill-grace 200ms --path "$P" -- sh -c "$INNER" 2> "$D/err"; echo $? > "$D/code") > /dev/null 2>&1 &
+while [ ! -e "$D/pid" ]; do sleep 0.02; done`
+	c := zklock(t, "run", "--path", path, "--", "sh", "-c", outer)
+	c.Env = append(c.Env, "D="+dir, "P="+path, "INNER="+inner)
+	if r := runWithin(t, 30*time.Second, c); r.code != 0 {
+		t.Fatalf("outer exit %d; stderr: %s", r.code, r.stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	zktest.Eventually(t, 10*time.Second, "the background re-entered command to be stopped", func() bool { return !zktest.ProcessAlive(pid) })
+	zktest.Eventually(t, 10*time.Second, "the background zklock to exit", func() bool { return fileExists(filepath.Join(dir, "code")) })
+	code, _ := os.ReadFile(filepath.Join(dir, "code"))
+	msg, _ := os.ReadFile(filepath.Join(dir, "err"))
+	if strings.TrimSpace(string(code)) != "76" || !strings.Contains(string(msg), "lock node deleted") {
+		t.Errorf("background re-entered zklock: exit %s, want 76 naming the deleted node; stderr: %s", code, msg)
+	}
+	assertGone(t, conn, path)
+}

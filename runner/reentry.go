@@ -22,7 +22,7 @@ type inherited struct {
 // session it names, and was written by that zklock on this host: a stale or
 // copied environment takes the normal path. The mode held is the node's,
 // whatever the entry says.
-// The ancestor's node is only looked at, never written or watched.
+// The ancestor's node is only read and watched (see Run), never written.
 func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited, take []string, err error) {
 	holds := parseHeld(os.Getenv(EnvHeld))
 	for _, p := range o.Paths {

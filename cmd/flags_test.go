@@ -76,6 +76,8 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--max-runtime", "90"}, `invalid argument "90" for "--max-runtime" flag: "90" has no unit: write 90s for seconds`},
 		{[]string{"--once-per", "0"}, `invalid argument "0" for "--once-per" flag: must be positive, not 0s`},
 		{[]string{"--once-per", "-1h"}, `invalid argument "-1h" for "--once-per" flag: must be positive, not -1h0m0s`},
+		{[]string{"--once-per", "1h", "--shared"}, "--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit"},
+		{[]string{"--once-per", "1h", "--limit", "2"}, "--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit"},
 		{[]string{"--once-per", "daily"}, `invalid argument "daily" for "--once-per" flag: "daily" is not a duration (e.g. 500ms, 30s, 5m, 1h30m)`},
 		{[]string{"--path", "/a/\U0001F512"}, `bad path: "/a/🔒" contains the character U+1F512, which ZooKeeper does not allow in a path`},
 		{[]string{"--path", "/a/\uFFFE"}, "contains the character U+FFFE"},

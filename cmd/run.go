@@ -62,7 +62,8 @@ shared ones (an exclusive request inside it exits 64), a lease only a
 under the lock (its first --path, in sorted order) within D, on the
 server's clock; otherwise exit 75 (or --conflict-exit-code) without running
 it, and say with -v when and on which host it last succeeded. A failed run
-leaves the window open.
+leaves the window open. It needs an exclusive lock (not --shared or
+--limit, whose holders run together).
 
 CMD runs in its own process group. If the ensemble's quorum stops
 confirming the session for so long that it could expire, zklock stops that
@@ -175,6 +176,10 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	switch {
 	case o.Limit > 0 && o.Shared:
 		return ro, usageErrorf("--limit and --shared do not combine: a semaphore's holders are all alike")
+	case o.OncePer > 0 && (o.Shared || o.Limit > 0):
+		// Holders of a read lock or a semaphore run together: each would
+		// find the window open and run.
+		return ro, usageErrorf("--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit")
 	case o.Limit > 0 && flavor == lock.FlavorKazoo:
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; drop --flavor kazoo")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/zklock/zklock/internal/config"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // envConfig names the one configuration file to read instead of the user's
@@ -189,7 +190,8 @@ func masked(v string) string {
 }
 
 func (row resolvedRow) shown() string {
-	if row.s.secret {
+	// Credentials written where a file's name belongs are masked too.
+	if _, err := zkconn.ParseAuth(row.value); row.s.secret || (err == nil && strings.HasPrefix(row.value, "digest:")) {
 		return masked(row.value)
 	}
 	return row.value

@@ -186,8 +186,9 @@ touch "$D/inside"; while [ ! -e "$D/go" ]; do sleep 0.02; done`
 // process does not inherit never grants it. While a holder holds the path,
 // its own ZKLOCK_HELD copied into an unrelated process (whose ancestry
 // does not include the holder), and an entry naming an ancestor but a node
-// gone or a session that does not own it, all take the normal path: tryrun
-// finds the lock busy.
+// gone, a session that does not own it, or the holder's node (as when the
+// holder's pid on another host is an ancestor's pid here), all take the
+// normal path: tryrun finds the lock busy.
 func TestReentryStaleEnvironment(t *testing.T) {
 	path := lockPath(t)
 	conn := rawZK(t)
@@ -214,6 +215,9 @@ func TestReentryStaleEnvironment(t *testing.T) {
 	}{
 		{"copied from the holder", entry, "not an ancestor"},
 		{"another session", strings.Join([]string{f[0], "0x1", me, f[3]}, ":"), "no longer belongs"},
+		// Pids coincide across hosts and containers: the holder's own
+		// entry, its pid replaced by an ancestor's.
+		{"another holder's node under an ancestor's pid", strings.Join([]string{f[0], f[1], me, f[3]}, ":"), "not written by zklock pid"},
 		{"a node that is gone", strings.Join([]string{f[0], f[1], me, path + "/_c_00000000-0000-0000-0000-000000000000-lock-0000000099"}, ":"), "no longer belongs"},
 	} {
 		c := zklock(t, "-v", "tryrun", "--path", path, "--", "true")
@@ -396,6 +400,69 @@ zklock run --limit 3 --path "$P" -- true 2> "$D/err3"; echo $? > "$D/other"`
 	}
 	if strings.TrimSpace(string(other)) != "64" || !strings.Contains(string(errs3), "limit") {
 		t.Errorf("--limit 3 inside --limit 2: exit %s; stderr %s; want 64 naming the limit", other, errs3)
+	}
+	assertGone(t, conn, path)
+}
+
+// TestReentryForgedMode: ZKLOCK_HELD only points at a node; the node
+// decides the mode. An entry whose mode was rewritten is read with the
+// node's: exclusive inside a shared node exits 64 rather than running
+// beside the other readers, and --limit 3 inside a lease of a semaphore of
+// 2 takes the normal path, which refuses the mismatch.
+func TestReentryForgedMode(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	dir := t.TempDir()
+	forge := `F=$(printf %s "$ZKLOCK_HELD" | sed "s/^$FROM:/$TO:/"); ZKLOCK_HELD=$F zklock -v tryrun $INNER --path "$P" -- true 2> "$D/err"; echo $? > "$D/code"`
+	for _, tc := range []struct {
+		outer, from, to, inner, code, says string
+	}{
+		{"--shared", "shared", "exclusive", "", "64", "is held shared"},
+		{"--limit=2", "limit=2", "limit=3", "--limit=3", "64", "limit"},
+	} {
+		os.Remove(filepath.Join(dir, "code"))
+		c := zklock(t, "run", tc.outer, "--path", path, "--", "sh", "-c", forge)
+		c.Env = append(c.Env, "D="+dir, "P="+path, "FROM="+tc.from, "TO="+tc.to, "INNER="+tc.inner)
+		if r := runWithin(t, 30*time.Second, c); r.code != 0 {
+			t.Fatalf("outer %s: exit %d; stderr: %s", tc.outer, r.code, r.stderr)
+		}
+		code, _ := os.ReadFile(filepath.Join(dir, "code"))
+		msg, _ := os.ReadFile(filepath.Join(dir, "err"))
+		if strings.TrimSpace(string(code)) != tc.code || !strings.Contains(string(msg), tc.says) || strings.Contains(string(msg), "re-entered") {
+			t.Errorf("%s rewritten as %s inside %s: exit %s, want %s saying %q; stderr: %s", tc.from, tc.to, tc.outer, code, tc.code, tc.says, msg)
+		}
+	}
+	assertGone(t, conn, path)
+}
+
+// TestReentrantInBackground: a re-entered zklock left running in the
+// background when its ancestor's command exits loses its lock with the
+// ancestor's release: it stops its command and exits 76, instead of
+// running on under a lock that the next job already holds.
+func TestReentrantInBackground(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	dir := t.TempDir()
+	inner := `echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done`
+	outer := `(zklock run --kill-grace 200ms --path "$P" -- sh -c "$INNER" 2> "$D/err"; echo $? > "$D/code") > /dev/null 2>&1 &
+while [ ! -e "$D/pid" ]; do sleep 0.02; done`
+	c := zklock(t, "run", "--path", path, "--", "sh", "-c", outer)
+	c.Env = append(c.Env, "D="+dir, "P="+path, "INNER="+inner)
+	if r := runWithin(t, 30*time.Second, c); r.code != 0 {
+		t.Fatalf("outer exit %d; stderr: %s", r.code, r.stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	zktest.Eventually(t, 10*time.Second, "the background re-entered command to be stopped", func() bool { return !zktest.ProcessAlive(pid) })
+	zktest.Eventually(t, 10*time.Second, "the background zklock to exit", func() bool { return fileExists(filepath.Join(dir, "code")) })
+	code, _ := os.ReadFile(filepath.Join(dir, "code"))
+	msg, _ := os.ReadFile(filepath.Join(dir, "err"))
+	if strings.TrimSpace(string(code)) != "76" || !strings.Contains(string(msg), "lock node deleted") {
+		t.Errorf("background re-entered zklock: exit %s, want 76 naming the deleted node; stderr: %s", code, msg)
 	}
 	assertGone(t, conn, path)
 }

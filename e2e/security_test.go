@@ -123,6 +123,52 @@ func TestAuthFileModeRefused(t *testing.T) {
 	}
 }
 
+// TestAuthFileNameNotEchoed: credentials given where the auth file's name
+// belongs (--auth-file, ZKLOCK_AUTH_FILE, auth_file in a config file) are
+// never echoed as a file name; a FIFO given as the auth file is refused at
+// once instead of blocking the open. Both exit 64 and create nothing.
+func TestAuthFileNameNotEchoed(t *testing.T) {
+	path := lockPath(t)
+	secret := "digest:alice:s3cret-pw"
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("auth_file = %q\n", secret)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		what string
+		args []string
+		env  string
+		says string
+	}{
+		{"--auth-file", []string{"--auth-file", secret}, "", "has the form digest:user:password"},
+		{"ZKLOCK_AUTH_FILE", nil, "ZKLOCK_AUTH_FILE=" + secret, "has the form digest:user:password"},
+		{"auth_file", nil, "ZKLOCK_CONFIG=" + conf, "has the form digest:user:password"},
+		{"a FIFO", []string{"--auth-file", fifo}, "", "is not a regular file"},
+	} {
+		c := zklock(t, append(tc.args, "run", "--path", path, "--", "true")...)
+		if tc.env != "" {
+			c.Env = append(c.Env, tc.env)
+		}
+		r := runWithin(t, 15*time.Second, c)
+		if r.code != 64 || strings.Contains(r.stderr, "s3cret") || !strings.Contains(r.stderr, tc.says) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want 64 and one line saying %q, without the password", tc.what, r.code, r.stderr, tc.says)
+		}
+	}
+	c := zklock(t, "config")
+	c.Env = append(c.Env, "ZKLOCK_CONFIG="+conf)
+	if r := runWithin(t, 15*time.Second, c); r.code != 0 || strings.Contains(r.stdout, "s3cret") || !strings.Contains(r.stdout, "digest:alice:********") {
+		t.Errorf("zklock config: exit %d, stdout %q; want the auth_file value masked", r.code, r.stdout)
+	}
+	if ok, _, err := rawZK(t).Exists(path); err != nil || ok {
+		t.Errorf("%s exists (%v) after refusals", path, err)
+	}
+}
+
 // createParents creates path's missing ancestors as containers, which the
 // server reaps once the test's nodes are gone.
 func createParents(t *testing.T, conn *zk.Conn, path string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sync"
 	"time"
 
@@ -101,14 +102,46 @@ func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
 	return err
 }
 
-// OwnedBy reports, with one request, whether node exists and belongs to
-// session, and returns its creation zxid (its fencing token). A zklock that
-// an ancestor's lock covers checks the ancestor's node with it, and never
-// touches the node itself.
-func OwnedBy(ctx context.Context, c *zkconn.Client, node string, session int64) (czxid int64, ok bool, err error) {
-	exists, st, err := c.Exists(ctx, node)
-	if err != nil || !exists || st.EphemeralOwner != session {
-		return 0, false, err
+// HeldNode is what the server says of a holder's node: its creation zxid
+// (its fencing token), the mode its name takes, and who wrote its data.
+type HeldNode struct {
+	Czxid int64
+	// Mode is the node's own: its name says exclusive, shared or lease (a
+	// lease's limit is the one its zklock wrote in the data).
+	Mode Mode
+	NodeData
+}
+
+// HeldBy reports, with one request, whether node exists, belongs to
+// session and is a contender's node, and returns what it holds. A zklock
+// that an ancestor's lock covers checks the ancestor's node with it, and
+// never touches the node itself: the node, not the description of it that
+// it was handed, says which mode is held and by which process.
+func HeldBy(ctx context.Context, c *zkconn.Client, node string, session int64) (h HeldNode, ok bool, err error) {
+	data, st, err := c.Get(ctx, node)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return HeldNode{}, false, nil
+	case err != nil:
+		return HeldNode{}, false, err
+	case st.EphemeralOwner != session:
+		return HeldNode{}, false, nil
 	}
-	return st.Czxid, true, nil
+	ct, isContender := ParseContender(path.Base(node))
+	if !isContender {
+		return HeldNode{}, false, nil
+	}
+	h = HeldNode{Czxid: st.Czxid, NodeData: DecodeNodeData(data)}
+	switch ct.Kind {
+	case SemaphoreLease:
+		if path.Base(path.Dir(node)) != "leases" || !h.ByZklock || h.Owner.Limit < 1 {
+			return HeldNode{}, false, nil
+		}
+		h.Mode = ModeLimit(h.Owner.Limit)
+	case Shared:
+		h.Mode = ModeShared
+	default:
+		h.Mode = ModeExclusive
+	}
+	return h, true, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -147,4 +148,22 @@ func (l *Lease) watchOwn(ctx context.Context, gone chan<- error, revoked chan<- 
 			}
 		}
 	}
+}
+
+// WatchHeld watches nodes that another session holds (an ancestor zklock's,
+// which a re-entered run relies on) and reports on the returned channel
+// when one of them is deleted, or when this client's session is lost and
+// can no longer tell. The ancestor releases when its own command exits,
+// even if a re-entered run started in the background still goes on: that
+// run must then stop, as its lock is no longer held. A revocation written
+// into such a node is the ancestor's to act on, and is ignored here. The
+// watches end with ctx.
+func WatchHeld(ctx context.Context, c *zkconn.Client, nodes []string) <-chan error {
+	gone := make(chan error, len(nodes))
+	ignored := make(chan *RevokedError, len(nodes))
+	for _, n := range nodes {
+		l := &Lease{c: c, Path: path.Dir(n), Node: n}
+		go l.watchOwn(ctx, gone, ignored)
+	}
+	return gone
 }

@@ -18,9 +18,11 @@ type inherited struct {
 // reenter sorts the paths asked for into those an ancestor zklock holds in
 // a mode that covers this request, and those this zklock must take itself.
 // An entry of EnvHeld counts only when the zklock it names is an ancestor of
-// this process and, on the server, its node still exists and belongs to the
-// session it names: a stale or copied environment takes the normal path.
-// The ancestor's node is only looked at, never written or watched.
+// this process and, on the server, its node still exists, belongs to the
+// session it names, and was written by that zklock on this host: a stale or
+// copied environment takes the normal path. The mode held is the node's,
+// whatever the entry says.
+// The ancestor's node is only read and watched (see Run), never written.
 func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited, take []string, err error) {
 	holds := parseHeld(os.Getenv(EnvHeld))
 	for _, p := range o.Paths {
@@ -34,7 +36,7 @@ func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited
 			take = append(take, p)
 			continue
 		}
-		token, ok, err := lock.OwnedBy(ctx, c, h.Node, h.Session)
+		node, ok, err := lock.HeldBy(ctx, c, h.Node, h.Session)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -43,6 +45,20 @@ func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited
 			take = append(take, p)
 			continue
 		}
+		// A pid names a process only on its own host, and only while it
+		// lives: an entry copied from another host or container, whose
+		// holder's pid happens to be an ancestor's here, names a node that
+		// another process holds.
+		if !node.ByZklock || node.Owner.PID != h.PID || node.Owner.Host != hostname() {
+			o.logf("%s: the node %s was not written by zklock pid %d on this host; taking the lock", p, h.Node, h.PID)
+			take = append(take, p)
+			continue
+		}
+		if node.Mode != h.Mode {
+			o.logf("%s: %s says %s, but the node %s is held %s", p, EnvHeld, modeName(h.Mode), h.Node, modeName(node.Mode))
+			h.Mode = node.Mode
+		}
+		token := node.Czxid
 		if !covers(h.Mode, o.Mode) {
 			if h.Mode.Kind() == lock.Shared && o.Mode.Kind() == lock.Exclusive {
 				// It would queue behind its own ancestor's read lock,
@@ -56,6 +72,12 @@ func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited
 		in = append(in, inherited{hold: h, Token: token})
 	}
 	return in, take, nil
+}
+
+// hostname is this host's name as zklock writes it into its nodes.
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
 }
 
 func holdAt(hs []hold, path string) (hold, bool) {

@@ -146,10 +146,20 @@ func Run(ctx context.Context, o Options) (err error) {
 	var lost <-chan error
 	var revoked <-chan *lock.RevokedError
 	budget := o.budget(client)
+	// The ancestors' zklocks guard the locks re-entered, but release
+	// them when their own commands exit: a re-entered run left in the
+	// background would go on without its lock. Their nodes' deletion
+	// stops the command as a lost lock does.
+	var inheritedLost <-chan error
+	if len(h.inherited) > 0 {
+		var nodes []string
+		for _, in := range h.inherited {
+			nodes = append(nodes, in.Node)
+		}
+		inheritedLost = lock.WatchHeld(runCtx, client, nodes)
+	}
 	if len(leases) == 0 {
-		// Every lock is an ancestor's, which guards it: this session
-		// holds nothing, and its loss would cost the command nothing.
-		client.Close()
+		lost = inheritedLost
 	} else {
 		o.logf("session timeout %s; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
 			budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
@@ -163,6 +173,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			renew = wd.Renew
 		}
 		lost, revoked = lock.Guard(runCtx, client, leases, budget, renew)
+		lost = firstOf(runCtx, lost, inheritedLost)
 	}
 	o.marks.mark("command")
 	err = lockexec.Run(runCtx, lockexec.Spec{
@@ -184,6 +195,25 @@ func Run(ctx context.Context, o Options) (err error) {
 		o.recordSuccess(client, once, owner)
 	}
 	return err
+}
+
+// firstOf passes on the first error from a or b (either may be nil). The
+// goroutine ends with it, or with ctx.
+func firstOf(ctx context.Context, a, b <-chan error) <-chan error {
+	if b == nil {
+		return a
+	}
+	out := make(chan error, 1)
+	go func() {
+		select {
+		case err := <-a:
+			out <- err
+		case err := <-b:
+			out <- err
+		case <-ctx.Done():
+		}
+	}()
+	return out
 }
 
 // revokeNoteTimeout bounds noting a pending revocation in our node; it is

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -67,6 +68,13 @@ const maxAuthFile = 4096
 // ReadAuthFile reads "digest:user:password" from a file, as --auth-file
 // does (see readSecretLine for the checks).
 func ReadAuthFile(name string) (Auth, error) {
+	// The credentials given where their file's name belongs would be
+	// echoed in every message about that "file": say so without them.
+	if a, err := ParseAuth(name); err == nil && a.Scheme == "digest" {
+		if _, err := os.Stat(name); err != nil {
+			return Auth{}, fmt.Errorf("%w: the auth file's name has the form digest:user:password (not shown): give the name of a file that holds the credentials", ErrBadAuth)
+		}
+	}
 	line, err := readSecretLine(name, "auth file", "digest:user:password")
 	if err != nil {
 		return Auth{}, fmt.Errorf("%w: %v", ErrBadAuth, err)
@@ -96,7 +104,9 @@ func ReadPasswordFile(name string) (string, error) {
 // such a file has already leaked, and using it would hide that. The file
 // may end in a newline. what names the file in errors, want its content.
 func readSecretLine(name, what, want string) (string, error) {
-	f, err := os.Open(name)
+	// Without blocking: a FIFO named by mistake is refused below instead
+	// of waiting for a writer forever.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}

@@ -7,12 +7,15 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/pelletier/go-toml/v2/unstable"
 )
@@ -60,6 +63,9 @@ func (f *File) At(key, reason string) *Error {
 // errors do.
 func Parse(path string, data []byte, known func(key string) bool) (*File, error) {
 	f := &File{Path: path, Values: map[string]Value{}}
+	// Editors on Windows start UTF-8 files with a byte order mark, which
+	// TOML does not allow for; it carries nothing.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var p unstable.Parser
 	p.Reset(data)
 	line := func(b []byte) int {
@@ -94,6 +100,9 @@ func Parse(path string, data []byte, known func(key string) bool) (*File, error)
 		default:
 			return nil, &Error{Path: path, Line: ln, Reason: fmt.Sprintf("%s: want a string, not a value of kind %s", key, strings.ToLower(v.Kind.String()))}
 		}
+		if bytes.ContainsAny(v.Data, "\r\n") {
+			return nil, &Error{Path: path, Line: ln, Reason: key + ": a value is one line"}
+		}
 		f.Values[key] = Value{Text: string(v.Data), Line: ln}
 	}
 	if err := p.Error(); err != nil {
@@ -118,7 +127,7 @@ func keyLine(p *unstable.Parser, e *unstable.Node) int {
 // Read reads and parses the file at path. A file that does not exist is
 // (nil, nil) when optional, an error otherwise.
 func Read(path string, optional bool, known func(string) bool) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	switch {
 	case optional && errors.Is(err, fs.ErrNotExist):
 		return nil, nil
@@ -130,6 +139,41 @@ func Read(path string, optional bool, known func(string) bool) (*File, error) {
 		return nil, &Error{Path: path, Reason: "cannot read: " + err.Error()}
 	}
 	return Parse(path, data, known)
+}
+
+// MaxSize bounds a configuration file: a few dozen settings fit many
+// times over, and a device or a runaway file named by mistake
+// (ZKLOCK_CONFIG=/dev/zero) is refused instead of read until memory runs
+// out.
+const MaxSize = 64 << 10
+
+// readRegular reads a regular file of at most MaxSize bytes. It opens
+// without blocking, so that a FIFO named by mistake is refused instead of
+// waiting for a writer forever, and checks what it opened, not the name.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.IsDir():
+		return nil, errors.New("is a directory")
+	case !st.Mode().IsRegular():
+		return nil, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("larger than %d KiB", MaxSize>>10)
+	}
+	return b, nil
 }
 
 // Locations are the files zklock's settings come from.

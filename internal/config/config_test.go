@@ -1,9 +1,12 @@
 package config
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func known(k string) bool { return k == "servers" || k == "session_timeout" || k == "tls" }
@@ -31,6 +34,7 @@ func TestParse(t *testing.T) {
 		{"servers = \"a\"\nservers = \"b\"\n", `c.toml:2: key "servers" is set twice`},
 		{"[zklock]\nservers = \"a\"\n", "c.toml:1: tables are not used: write every key at the top level"},
 		{"zk.servers = \"a\"\n", `c.toml:1: unknown key "zk.servers"`},
+		{"servers = \"\"\"\nzk1:2181\n\"\"\"\n", "c.toml:1: servers: a value is one line"},
 	} {
 		_, err := Parse("c.toml", []byte(tc.doc), known)
 		if err == nil || len(err.Error()) < len(tc.want) || err.Error()[:len(tc.want)] != tc.want {
@@ -91,5 +95,49 @@ func TestLoad(t *testing.T) {
 	}
 	if l := Locate(func(string) string { return "" }, "ZKLOCK_CONFIG"); l.User != "" {
 		t.Errorf("Locate without HOME = %+v", l)
+	}
+}
+
+// TestReadRefusals: what is not a small regular file is refused at once
+// with one line: a directory, a FIFO (which would block the open for a
+// writer), a device that never ends, and a file over MaxSize. A UTF-8 byte
+// order mark and CRLF line ends are read as any file.
+func TestReadRefusals(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.toml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# comment\n"), MaxSize/10+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{dir, dir + ": cannot read: is a directory"},
+		{fifo, fifo + ": cannot read: not a regular file"},
+		{"/dev/zero", "/dev/zero: cannot read: not a regular file"},
+		{big, big + ": cannot read: larger than 64 KiB"},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Read(tc.path, false, known)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("%s: got %v, want %q", tc.path, err, tc.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: Read did not return", tc.path)
+		}
+	}
+	bom := filepath.Join(dir, "bom.toml")
+	if err := os.WriteFile(bom, []byte("\ufeffservers = \"a\"\r\ntls = true\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bom, false, known)
+	if err != nil || f.Values["servers"] != (Value{"a", 1}) || f.Values["tls"] != (Value{"true", 2}) {
+		t.Errorf("a file with a BOM and CRLF: %+v, %v", f, err)
 	}
 }

@@ -145,6 +145,12 @@ func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.E
 				}
 				continue
 			}
+			if errors.Is(err, zk.ErrNoNode) {
+				// The parent is gone, so our node, its child, is too
+				// (deleted with its siblings, the empty container then
+				// reaped).
+				return nil, 0, nil, l.goneErr()
+			}
 			return nil, 0, nil, err
 		}
 		q := Contenders(children)

@@ -197,6 +197,7 @@ func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
 	phase("handoff latency", func() error { return measureHandoff(ctx, e, cfg, tools, res) })
 	phase("memory of a waiting process", func() error { return measureMemory(ctx, e, cfg, tools, res) })
 	phase("zklock time breakdown", func() error { return measureProfile(ctx, e, cfg, tools[0], res) })
+	phase("zklock list on large trees", func() error { return measureList(ctx, e, cfg, tools[0], in.Zklock, res) })
 	// Last, and without the driver's own session: the per-release server
 	// counters must see nothing but the queue.
 	e.zkConn.Close()

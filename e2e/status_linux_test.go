@@ -179,3 +179,58 @@ func TestProgressWithoutTerminal(t *testing.T) {
 	}
 	assertGone(t, conn, path)
 }
+
+// ansi matches a colour escape sequence.
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// TestColourFollowsStream: the table on stdout is coloured when stdout is a
+// terminal, whatever stderr is, and stays aligned (escape codes take no
+// width); zklock's messages on stderr are coloured when stderr is a
+// terminal, whatever stdout is. NO_COLOR and TERM=dumb turn both off.
+func TestColourFollowsStream(t *testing.T) {
+	path := lockPath(t)
+	startHolder(t, path)
+	// run runs zklock with one stream on a terminal and the other in a
+	// buffer, and returns what each received.
+	run := func(ttyStream string, env []string, args ...string) (tty, buf string) {
+		term, slave := ptytest.Open(t)
+		c := zklock(t, args...)
+		c.Env = append(c.Env, append([]string{"NO_COLOR=", "TERM=xterm"}, env...)...)
+		var b bytes.Buffer
+		if ttyStream == "stdout" {
+			c.Stdout, c.Stderr = slave, &b
+		} else {
+			c.Stdout, c.Stderr = &b, slave
+		}
+		c.Run() // tryrun exits 75: the lock is held
+		slave.Close()
+		waitFor(t, 5*time.Second, "the terminal to show the output", func() bool { return strings.Contains(term.Output(), "\n") })
+		return term.Output(), b.String()
+	}
+	table, stderr := run("stdout", nil, "holders", "--path", path)
+	if !ansi.MatchString(table) || ansi.MatchString(stderr) {
+		t.Errorf("holders with stdout at a terminal: table %q, stderr %q", table, stderr)
+	}
+	// Aligned: without its escape codes, the header's columns start where
+	// the row's do.
+	lines := strings.Split(strings.TrimSpace(ansi.ReplaceAllString(table, "")), "\r\n")
+	if len(lines) != 2 || strings.Index(lines[0], "STATE") != strings.Index(lines[1], "holding") {
+		t.Errorf("coloured table misaligned:\n%s", strings.Join(lines, "\n"))
+	}
+	msg, out := run("stderr", nil, "tryrun", "--path", path, "--", "true")
+	if !strings.Contains(msg, "is busy") || !ansi.MatchString(msg) || ansi.MatchString(out) {
+		t.Errorf("tryrun with stderr at a terminal: stderr %q, stdout %q", msg, out)
+	}
+	msg, _ = run("stderr", nil, "holders", "--path", "bad")
+	if !ansi.MatchString(msg) {
+		t.Errorf("an error at a terminal is not coloured: %q", msg)
+	}
+	for _, env := range []string{"NO_COLOR=1", "TERM=dumb"} {
+		if table, _ := run("stdout", []string{env}, "holders", "--path", path); ansi.MatchString(table) {
+			t.Errorf("%s: table %q", env, table)
+		}
+		if msg, _ := run("stderr", []string{env}, "tryrun", "--path", path, "--", "true"); ansi.MatchString(msg) {
+			t.Errorf("%s: stderr %q", env, msg)
+		}
+	}
+}

@@ -211,15 +211,23 @@ func (w *progressWatch) readHolder(c *zkconn.Client, node string, own ownClock, 
 	}
 	ct, _ := lock.ParseContender(path.Base(node))
 	h := &Holder{Contender: ct, NodeData: lock.DecodeNodeData(data)}
-	server := time.UnixMilli(st.Ctime)
-	if o := h.Owner; h.ByZklock && !o.Acquired.IsZero() && o.Acquired.After(o.Since) {
-		server = server.Add(o.Acquired.Sub(o.Since))
-	}
-	h.HeldSince = server.Add(-own.offset)
-	if h.HeldSince.Before(tookOver) {
-		h.HeldSince = tookOver
-	}
+	h.HeldSince = heldSince(time.UnixMilli(st.Ctime), h.NodeData, own.offset, tookOver)
 	return h, ev
+}
+
+// heldSince is when a holder took the lock, on this host's clock: its
+// node's creation (server clock) plus the wait it recorded (its own clock,
+// so only a difference of two of its readings is used), less the offset of
+// the server's clock from ours; or when we saw it take over, if later.
+func heldSince(created time.Time, d lock.NodeData, offset time.Duration, tookOver time.Time) time.Time {
+	if o := d.Owner; d.ByZklock && !o.Acquired.IsZero() && o.Acquired.After(o.Since) {
+		created = created.Add(o.Acquired.Sub(o.Since))
+	}
+	t := created.Add(-offset)
+	if t.Before(tookOver) {
+		return tookOver
+	}
+	return t
 }
 
 // relist finds the head of the queue after the holder left without the

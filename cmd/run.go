@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"os"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ type runOptions struct {
 	KillGrace    time.Duration
 	MaxRuntime   time.Duration
 	OncePer      oncePerValue // 0: run every time
+	Progress     bool         // plain progress lines on stderr when it is not a terminal
 	Argv         []string
 }
 
@@ -43,6 +45,11 @@ not executable, or a directory, 126.
 alone, in FIFO order); --limit N allows N holders at once. Repeat --path to
 hold several locks: they are taken in sorted order, so jobs naming the same
 paths in any order never deadlock, and --timeout covers them all.
+
+While it waits at a terminal, one status line on stderr says the position,
+who holds the lock and for how long, how long zklock has waited and what is
+left of --timeout; it is erased before CMD starts. Without a terminal
+nothing is printed unless --progress (or ZKLOCK_PROGRESS=1) is given.
 
 stdin, stdout and stderr pass straight through. While CMD runs, SIGINT,
 SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to zklock are forwarded to
@@ -88,6 +95,7 @@ waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
   zklock run --flavor kazoo --path /app/lock -- ./task.sh   # shares a Kazoo Lock`,
 	}
 	o.bind(c, u, runF)
+	c.Flags().BoolVar(&o.Progress, "progress", os.Getenv(envProgress) == "1", "without a terminal, print a line when the wait begins and whenever the position or the holder changes (env "+envProgress+"=1); a terminal always shows a status line")
 	c.Flags().Var((*timeoutValue)(&o.Wait), "timeout", "give up waiting after this long (exit 75), counted from joining the queue; a free lock is taken whatever the timeout; 0 means do not wait at all; default: wait forever")
 	return c
 }
@@ -200,11 +208,16 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	case o.Shared:
 		mode = lock.ModeShared
 	}
-	return runner.Options{
+	ro = runner.Options{
 		Conn: conn, Paths: o.Paths, Argv: o.Argv,
 		Mode: mode, Flavor: flavor, Wait: o.Wait, ConflictCode: o.ConflictCode,
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		OncePer: time.Duration(o.OncePer),
 		Logf:    u.logf, Warnf: u.warnf,
-	}, nil
+	}
+	// (tryrun never waits, so its status line is never drawn.)
+	if u.status = newStatusLine(u.err, o.Progress, os.Getenv); u.status != nil {
+		ro.Progress = u.status
+	}
+	return ro, nil
 }

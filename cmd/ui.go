@@ -23,6 +23,9 @@ type ui struct {
 	colorOut, colorErr bool
 	verbose            bool
 	prefix, warnPfx    string
+	// status is the wait's status line, if one is shown: every message
+	// clears it first.
+	status *statusLine
 }
 
 func newUI(out, errw io.Writer) *ui {
@@ -54,17 +57,22 @@ func isTerminal(w io.Writer) bool {
 }
 
 func (u *ui) errorf(format string, args ...any) {
-	fmt.Fprintln(u.err, u.prefix+oneLine(fmt.Sprintf(format, args...)))
+	u.say(u.prefix + oneLine(fmt.Sprintf(format, args...)))
 }
 
 func (u *ui) warnf(format string, args ...any) {
-	fmt.Fprintln(u.err, u.warnPfx+oneLine(fmt.Sprintf(format, args...)))
+	u.say(u.warnPfx + oneLine(fmt.Sprintf(format, args...)))
 }
 
 func (u *ui) logf(format string, args ...any) {
 	if u.verbose {
-		fmt.Fprintln(u.err, "zklock: "+oneLine(fmt.Sprintf(format, args...)))
+		u.say("zklock: " + oneLine(fmt.Sprintf(format, args...)))
 	}
+}
+
+// say writes one line on stderr, clearing the status line first.
+func (u *ui) say(line string) {
+	u.status.around(func() { fmt.Fprintln(u.err, line) })
 }
 
 // oneLine makes a message one safe line. Messages quote what other clients

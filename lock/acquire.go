@@ -96,9 +96,21 @@ type Request struct {
 	Wait   Wait
 	// Data is written into our contender node (see Owner).
 	Data []byte
-	// OnWait, if set, is called each time Acquire starts waiting, with our
-	// 1-based position and the contender we wait for.
-	OnWait func(position int, ahead Contender)
+	// OnWait, if set, is called each time Acquire starts waiting. It runs
+	// on the acquisition's path: it must return at once.
+	OnWait func(Waiting)
+}
+
+// Waiting is where a waiting contender stands, each time it starts waiting.
+type Waiting struct {
+	Position int       // our 1-based place in the queue
+	Ahead    Contender // the contender we wait for
+	// Holder is the node of the lock's first holder, to read who it is;
+	// "" while a semaphore's contender waits for its mutex, whose holder
+	// is not one of the semaphore's.
+	Holder string
+	// Node is our own node.
+	Node string
 }
 
 // Acquire takes what r asks for at path and returns once it is held, ctx

@@ -209,7 +209,7 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 			return l.busy(ctx, q, idx)
 		}
 		if r.OnWait != nil {
-			r.OnWait(idx+1, q[ahead])
+			r.OnWait(Waiting{Position: idx + 1, Ahead: q[ahead], Holder: zkconn.Join(l.Path, q[0].Name), Node: l.Node})
 		}
 		l.waited = true
 		held, err := l.awaitWithin(ctx, r.Wait, zkconn.Join(l.Path, q[ahead].Name), ahead == 0)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -25,6 +24,12 @@ type Entry struct {
 	// on: the bare request still in its node (the node then says nothing
 	// else of its owner), or one its zklock goes on regardless of.
 	Revoke Revocation
+	// Unreadable: this client may not read the node's data (its ACL),
+	// so NodeData is empty.
+	Unreadable bool
+	// Under is, for a semaphore's entry, the child of Path its node is in:
+	// "leases" or "locks". Empty for a lock's entry.
+	Under string
 }
 
 // Queue is a lock path and its contenders in order.
@@ -35,6 +40,13 @@ type Queue struct {
 	// SuccessRecord), if any. A path with a record and an empty queue is
 	// still listed, for its record.
 	LastSuccess *Success
+	// Recipe is a lock's or a semaphore's. A semaphore's entries are its
+	// leases (holding, or beyond the limit and waiting) and then the
+	// contenders waiting for its mutex to create theirs.
+	Recipe Recipe
+	// Limit is a semaphore's limit, as its zklock leases say; 0 for a lock,
+	// or for a semaphore whose leases say nothing of it.
+	Limit int
 }
 
 // Holders returns the entries that hold the lock.
@@ -81,7 +93,8 @@ func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly boo
 		for _, ch := range children {
 			if ch == semLeases {
 				// A semaphore: its holders are its leases.
-				return inspect(ctx, c, zkconn.Join(path, semLeases), holdersOnly)
+				q, err := inspect(ctx, c, zkconn.Join(path, semLeases), holdersOnly)
+				return semaphoreQueue(path, q, Queue{}), err
 			}
 		}
 	}
@@ -134,43 +147,65 @@ func isEphemeral(owner int64) bool {
 // a contender whose data this client may not read is listed without it and
 // its path added to skipped; without, that is an error.
 func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Contender, holdersOnly bool, skipped *[]string) (Queue, error) {
-	q := Queue{Path: path}
+	var entries []Entry
 	for i, ct := range cs {
 		if holdersOnly && ct.Kind != SemaphoreLease && !Holds(cs, i) {
 			break
 		}
-		node := zkconn.Join(path, ct.Name)
-		data, st, err := c.Get(ctx, node)
-		if skipped != nil && zkconn.IsPermission(err) {
-			// The stat alone needs no read right.
-			var ok bool
-			ok, st, err = c.Exists(ctx, node)
-			if err == nil && !ok {
-				err = zk.ErrNoNode
-			}
-			if err == nil {
-				*skipped = append(*skipped, node)
-			}
-		}
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // left while we looked
-		}
+		e, ok, err := readEntry(ctx, c, path, ct, skipped != nil)
 		if err != nil {
 			return Queue{}, err
 		}
-		e := Entry{Contender: ct, Path: path, Session: st.EphemeralOwner,
-			Created: time.UnixMilli(st.Ctime).UTC()}
-		e.NodeData = DecodeNodeData(data)
-		switch {
-		case isRevokeRequest(data):
-			e.NodeData = NodeData{}
-			e.Revoke = recordFor(ctx, c, node)
-			e.Revoke.At = time.UnixMilli(st.Mtime).UTC()
-		case e.ByZklock:
-			e.Revoke = e.Owner.Revoke
+		if !ok {
+			continue // left while we looked
 		}
-		q.Entries = append(q.Entries, e)
+		if e.Unreadable && skipped != nil {
+			*skipped = append(*skipped, zkconn.Join(path, ct.Name))
+		}
+		entries = append(entries, e)
 	}
+	return newQueue(path, entries), nil
+}
+
+// readEntry reads one contender's node: ok is false if it has gone. With
+// allowUnreadable, a node whose data this client may not read is returned
+// without it (its stat needs no read right), marked Unreadable.
+func readEntry(ctx context.Context, c *zkconn.Client, path string, ct Contender, allowUnreadable bool) (e Entry, ok bool, err error) {
+	node := zkconn.Join(path, ct.Name)
+	data, st, err := c.Get(ctx, node)
+	unreadable := false
+	if allowUnreadable && zkconn.IsPermission(err) {
+		var exists bool
+		exists, st, err = c.Exists(ctx, node)
+		if err == nil && !exists {
+			err = zk.ErrNoNode
+		}
+		unreadable = err == nil
+	}
+	if errors.Is(err, zk.ErrNoNode) {
+		return Entry{}, false, nil
+	}
+	if err != nil {
+		return Entry{}, false, err
+	}
+	e = Entry{Contender: ct, Path: path, Session: st.EphemeralOwner,
+		Created: time.UnixMilli(st.Ctime).UTC(), Unreadable: unreadable}
+	e.NodeData = DecodeNodeData(data)
+	switch {
+	case isRevokeRequest(data):
+		e.NodeData = NodeData{}
+		e.Revoke = recordFor(ctx, c, node)
+		e.Revoke.At = time.UnixMilli(st.Mtime).UTC()
+	case e.ByZklock:
+		e.Revoke = e.Owner.Revoke
+	}
+	return e, true, nil
+}
+
+// newQueue numbers the entries read from one lock path, in queue order, and
+// says which of them hold.
+func newQueue(path string, entries []Entry) Queue {
+	q := Queue{Path: path, Entries: entries}
 	live := make([]Contender, len(q.Entries))
 	for i := range q.Entries {
 		live[i] = q.Entries[i].Contender
@@ -193,86 +228,5 @@ func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Co
 		}
 		q.Entries[i].Holding = Holds(live, i)
 	}
-	return q, nil
-}
-
-// Tree is what InspectTree found below a path.
-type Tree struct {
-	Queues []Queue
-	// Skipped are the paths this client may not read: nodes whose children
-	// (and so every lock below them) it cannot list, and contenders whose
-	// data it cannot read (listed without it). Each appears once.
-	Skipped []string
-}
-
-// InspectTree finds every lock at or below root (a node with contender
-// children) and reads its queue. /zookeeper is skipped. On a shared ensemble
-// other teams' subtrees may be closed to this client: what it may not read
-// is skipped and named in Tree.Skipped, and everything else is listed. Only
-// root itself must be readable.
-func InspectTree(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
-	if err := zkconn.ValidatePath(root); err != nil {
-		return Tree{}, err
-	}
-	var t Tree
-	todo := []string{root}
-	for len(todo) > 0 {
-		p := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		children, err := c.Children(ctx, p)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			continue
-		case p != root && zkconn.IsPermission(err):
-			t.Skipped = append(t.Skipped, p)
-			continue
-		case err != nil:
-			return Tree{}, err
-		}
-		cs, err := contenders(ctx, c, p, children)
-		if err != nil {
-			return Tree{}, err
-		}
-		isContender := make(map[string]bool, len(cs))
-		for _, ct := range cs {
-			isContender[ct.Name] = true
-		}
-		var subdirs []string
-		var last *Success
-		for _, name := range children {
-			if isContender[name] {
-				continue // ephemeral, or shaped like one: no locks below it
-			}
-			if name == SuccessRecord {
-				s, ok, err := LastSuccess(ctx, c, p)
-				switch {
-				case zkconn.IsPermission(err):
-					t.Skipped = append(t.Skipped, zkconn.Join(p, name))
-				case err != nil:
-					return Tree{}, err
-				case ok:
-					last = &s
-				}
-				continue
-			}
-			if sub := zkconn.Join(p, name); sub != "/zookeeper" {
-				subdirs = append(subdirs, sub)
-			}
-		}
-		q := Queue{Path: p}
-		if len(cs) > 0 {
-			if q, err = inspectChildren(ctx, c, p, cs, false, &t.Skipped); err != nil {
-				return Tree{}, err
-			}
-		}
-		q.LastSuccess = last
-		if len(q.Entries) > 0 || last != nil {
-			t.Queues = append(t.Queues, q)
-		}
-		sort.Sort(sort.Reverse(sort.StringSlice(subdirs)))
-		todo = append(todo, subdirs...)
-	}
-	sort.Slice(t.Queues, func(i, j int) bool { return t.Queues[i].Path < t.Queues[j].Path })
-	sort.Strings(t.Skipped)
-	return t, nil
+	return q
 }

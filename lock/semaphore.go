@@ -44,7 +44,14 @@ func acquireSemaphore(ctx context.Context, c *zkconn.Client, path string, r Requ
 	if err := checkNoLocks(ctx, c, path); err != nil {
 		return nil, err
 	}
-	mutex, err := acquireMutex(ctx, c, zkconn.Join(path, semLocks), Request{Data: r.Data, Wait: r.Wait, OnWait: r.OnWait})
+	mr := Request{Data: r.Data, Wait: r.Wait}
+	if r.OnWait != nil {
+		mr.OnWait = func(w Waiting) {
+			w.Holder = "" // the mutex's holder waits for a lease too
+			r.OnWait(w)
+		}
+	}
+	mutex, err := acquireMutex(ctx, c, zkconn.Join(path, semLocks), mr)
 	if errors.As(err, new(*BusyError)) {
 		// Someone holds the mutex: either creating a lease right now, or
 		// waiting for one because all are taken. Either way, not free now.
@@ -102,7 +109,7 @@ func (l *Lease) waitLease(ctx context.Context, limit int, r Request) error {
 			return busy
 		}
 		if r.OnWait != nil {
-			r.OnWait(len(children), q[0])
+			r.OnWait(Waiting{Position: len(children), Ahead: q[0], Holder: zkconn.Join(leases, q[0].Name), Node: l.Node})
 		}
 		l.waited = true
 		if err := l.awaitLeases(ctx, r.Wait, ev); err != nil {

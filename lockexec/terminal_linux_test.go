@@ -1,118 +1,18 @@
 package lockexec
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/zklock/zklock/internal/ptytest"
 	"github.com/zklock/zklock/internal/zktest"
 )
-
-// pty is the master side of a pseudo-terminal, standing in for the user's
-// keyboard and screen.
-type pty struct {
-	master *os.File
-	mu     sync.Mutex
-	out    bytes.Buffer // everything written to the terminal, for failures
-	done   chan struct{}
-}
-
-// openPty opens a pseudo-terminal pair with nothing but /dev/ptmx and
-// ioctls (unlockpt is TIOCSPTLCK, ptsname is TIOCGPTN; devpts makes
-// grantpt unnecessary). Neither end becomes the test's controlling
-// terminal.
-func openPty(t *testing.T) (*pty, *os.File) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		// Linux always has devpts; a machine without it cannot run zklock
-		// at a terminal either, so this is a failure, not a skip.
-		t.Fatalf("no pseudo-terminals: %v", err)
-	}
-	p := &pty{master: master, done: make(chan struct{})}
-	var n int
-	p.control(t, func(fd int) (err error) {
-		if err = unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-			return err
-		}
-		n, err = unix.IoctlGetInt(fd, unix.TIOCGPTN)
-		return err
-	})
-	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		master.Close()
-		t.Fatal(err)
-	}
-	// Drain the terminal's output so nothing blocks writing to it.
-	go func() {
-		defer close(p.done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			p.mu.Lock()
-			p.out.Write(buf[:n])
-			p.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		master.Close()
-		<-p.done
-		if t.Failed() {
-			p.mu.Lock()
-			t.Logf("terminal output:\n%s", p.out.String())
-			p.mu.Unlock()
-		}
-	})
-	return p, slave
-}
-
-// control runs an ioctl on the master without putting it in blocking mode
-// (File.Fd would, and then Close could not interrupt the drain).
-func (p *pty) control(t *testing.T, f func(fd int) error) {
-	t.Helper()
-	rc, err := p.master.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
-		t.Fatal(err)
-	}
-	if ferr != nil {
-		t.Fatal(ferr)
-	}
-}
-
-// foreground returns the terminal's foreground process group, which the
-// master side may read without being in the terminal's session.
-func (p *pty) foreground(t *testing.T) int {
-	var pg int
-	p.control(t, func(fd int) (err error) {
-		pg, err = unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-		return err
-	})
-	return pg
-}
-
-func (p *pty) typeKey(t *testing.T, b byte) {
-	t.Helper()
-	if _, err := p.master.Write([]byte{b}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 const (
 	ctrlC = 0x03
@@ -127,7 +27,7 @@ const (
 // shell, that `fg` resumes it with the terminal, and that zklock takes the
 // foreground back when the command exits.
 func TestTerminalCtrlCAndCtrlZ(t *testing.T) {
-	term, slave := openPty(t)
+	term, slave := ptytest.Open(t)
 	dir := t.TempDir()
 	sigLog := filepath.Join(dir, "zklock-signals")
 	shellLog := filepath.Join(dir, "shell")
@@ -165,22 +65,22 @@ func TestTerminalCtrlCAndCtrlZ(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("states: command %c, zklock %c, shell %c; foreground %d (command %d, zklock %d, shell %d)",
-				procState(child), procState(zklock), procState(shell), term.foreground(t), child, zklock, shell)
+				procState(child), procState(zklock), procState(shell), term.Foreground(t), child, zklock, shell)
 		}
 	})
 	shellEvents := func() []string { return lines(shellLog) }
 	intCount := func() int { return len(lines(filepath.Join(dir, "int"))) }
 
-	if fg := term.foreground(t); fg != child {
+	if fg := term.Foreground(t); fg != child {
 		t.Fatalf("foreground group %d, want the command's %d (zklock %d)", fg, child, zklock)
 	}
 
 	t.Logf("%v Ctrl-C", time.Since(t0))
-	term.typeKey(t, ctrlC)
+	term.Type(t, ctrlC)
 	zktest.Eventually(t, waitTimeout, "command's SIGINT trap", func() bool { return intCount() == 1 })
 
 	t.Logf("%v Ctrl-Z", time.Since(t0))
-	term.typeKey(t, ctrlZ)
+	term.Type(t, ctrlZ)
 	zktest.Eventually(t, waitTimeout, "shell to see the job stop", func() bool { return len(shellEvents()) >= 1 })
 	if ev := shellEvents()[0]; ev != "stopped SIGTSTP" {
 		t.Fatalf("shell saw %q, want the job stopped by SIGTSTP", ev)
@@ -188,18 +88,18 @@ func TestTerminalCtrlCAndCtrlZ(t *testing.T) {
 	if st := procState(child); st != 'T' {
 		t.Fatalf("command state %q, want stopped", st)
 	}
-	if fg := term.foreground(t); fg != shell {
+	if fg := term.Foreground(t); fg != shell {
 		t.Fatalf("foreground group %d while suspended, want the shell's %d", fg, shell)
 	}
 
 	t.Logf("%v fg", time.Since(t0))
 	touch(t, fgFile)
 	zktest.Eventually(t, waitTimeout, "command resumed in the foreground", func() bool {
-		return term.foreground(t) == child && procState(child) != 'T'
+		return term.Foreground(t) == child && procState(child) != 'T'
 	})
 
 	t.Logf("%v Ctrl-C", time.Since(t0))
-	term.typeKey(t, ctrlC)
+	term.Type(t, ctrlC)
 	zktest.Eventually(t, waitTimeout, "second SIGINT trap", func() bool { return intCount() == 2 })
 
 	touch(t, filepath.Join(dir, "stop"))

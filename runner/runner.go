@@ -56,6 +56,8 @@ type Options struct {
 	OncePer time.Duration
 	// Logf prints progress for -v; Warnf prints warnings. Either may be nil.
 	Logf, Warnf func(format string, args ...any)
+	// Progress, if set, is told how the wait goes (a status line).
+	Progress Progress
 
 	marks *marks // phase marks for the benchmark driver (marks.go)
 }
@@ -408,9 +410,15 @@ func connectAndLock(ctx context.Context, o *Options, owner lock.Owner) (*zkconn.
 	if err != nil {
 		return client, held{}, err
 	}
-	wait := o.Wait.start(time.Now())
+	joined := time.Now()
+	wait := o.Wait.start(joined)
+	var pw *progressWatch
+	if o.Progress != nil && !wait.IsNoWait() {
+		pw = newProgressWatch(o.Progress, joined, wait)
+		defer pw.close() // before the command starts, or the error is said
+	}
 	for {
-		leases, waitingOn, err := o.lockAll(ctx, client, take, owner, wait, start)
+		leases, waitingOn, err := o.lockAll(ctx, client, take, owner, wait, start, pw)
 		if err == nil {
 			err = lock.VerifyAll(ctx, leases)
 		}
@@ -464,12 +472,16 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 
 // lockAll takes the paths in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, owner lock.Owner, wait lock.Wait, start time.Time) ([]*lock.Lease, string, error) {
+// With pw set, it tells pw where each wait stands.
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, owner lock.Owner, wait lock.Wait, start time.Time, pw *progressWatch) ([]*lock.Lease, string, error) {
 	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: owner.Encode()}
 	var leases []*lock.Lease
 	for _, path := range paths {
-		r.OnWait = func(pos int, ahead lock.Contender) {
-			o.logf("waiting for %s at position %d behind %s", path, pos, ahead.Name)
+		r.OnWait = func(at lock.Waiting) {
+			if pw != nil {
+				pw.onWait(client, path, at)
+			}
+			o.logf("waiting for %s at position %d behind %s", path, at.Position, at.Ahead.Name)
 		}
 		l, err := lock.Acquire(ctx, client, path, r)
 		if err != nil {

@@ -9,6 +9,16 @@ import (
 
 // Describe says who a contender is, in one line, as well as its data tells.
 func Describe(c lock.Contender, d lock.NodeData) string {
+	s := Who(c, d)
+	if since := d.Owner.HeldSince(); d.ByZklock && !since.IsZero() {
+		s += " since " + since.Local().Format(time.RFC3339)
+	}
+	return s
+}
+
+// Who says who a contender is, without when it came: user@host, pid and
+// command for zklock's nodes, the client's data and the node otherwise.
+func Who(c lock.Contender, d lock.NodeData) string {
 	if d.ByZklock {
 		o := d.Owner
 		s := fmt.Sprintf("%s pid %d", o.Host, o.PID)
@@ -17,9 +27,6 @@ func Describe(c lock.Contender, d lock.NodeData) string {
 		}
 		if len(o.Cmd) > 0 {
 			s += fmt.Sprintf(" (%s)", o.CommandLine())
-		}
-		if since := o.HeldSince(); !since.IsZero() {
-			s += " since " + since.Local().Format(time.RFC3339)
 		}
 		return s
 	}

@@ -19,7 +19,7 @@ import (
 type EntryJSON struct {
 	Path     string    `json:"path"`
 	Position int       `json:"position"`
-	Node     string    `json:"node"`
+	Node     string    `json:"node"` // the node's path below the lock path
 	Seq      int32     `json:"seq"`
 	State    string    `json:"state"`  // "holding" or "waiting"
 	Mode     string    `json:"mode"`   // "exclusive" or "shared"
@@ -32,8 +32,11 @@ type EntryJSON struct {
 	Since    time.Time `json:"since"`
 	Client   string    `json:"client,omitempty"` // another client's data, as text
 	Session  string    `json:"session"`
-	Limit    int       `json:"limit,omitempty"`
-	Version  string    `json:"zklock_version,omitempty"`
+	// Persistent: the node belongs to no session (ephemeralOwner 0), so
+	// it never expires; only a delete removes it.
+	Persistent bool   `json:"persistent,omitempty"`
+	Limit      int    `json:"limit,omitempty"`
+	Version    string `json:"zklock_version,omitempty"`
 	// Revoke is a pending revocation: who asked (when zklock recorded it)
 	// and when, on the server's clock.
 	Revoke lock.Revocation `json:"revoke,omitzero"`
@@ -42,6 +45,8 @@ type EntryJSON struct {
 // QueueJSON is the JSON form of one lock path and its queue.
 type QueueJSON struct {
 	Path    string      `json:"path"`
+	Recipe  string      `json:"recipe"`          // "lock" or "semaphore"
+	Limit   int         `json:"limit,omitempty"` // a semaphore's limit, when known
 	Entries []EntryJSON `json:"entries"`
 	// LastSuccess is the last successful run under --once-per, if any.
 	LastSuccess *SuccessJSON `json:"last_success,omitempty"`
@@ -50,7 +55,12 @@ type QueueJSON struct {
 func toJSON(e lock.Entry) EntryJSON {
 	j := EntryJSON{Path: e.Path, Position: e.Position, Node: e.Name, Seq: e.Seq,
 		State: state(e), Mode: e.Kind.String(), Flavor: string(e.Flavor),
-		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit, Revoke: e.Revoke}
+		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit, Revoke: e.Revoke,
+		Persistent: e.Session == 0}
+	if e.Under != "" {
+		// A semaphore's contender: a lease, or waiting in its mutex for one.
+		j.Node, j.Mode = e.Under+"/"+e.Name, lock.SemaphoreLease.String()
+	}
 	if e.ByZklock {
 		j.Zklock = true
 		j.Host, j.PID, j.User, j.Cmd, j.Version = e.Owner.Host, e.Owner.PID, e.Owner.User, e.Owner.Cmd, e.Owner.Zklock
@@ -62,6 +72,13 @@ func toJSON(e lock.Entry) EntryJSON {
 		}
 	}
 	return j
+}
+
+func recipe(r lock.Recipe) string {
+	if r == lock.RecipeSemaphore {
+		return "semaphore"
+	}
+	return "lock"
 }
 
 func state(e lock.Entry) string {
@@ -83,7 +100,7 @@ type ListJSON struct {
 func TreeJSON(w io.Writer, t lock.Tree) error {
 	out := ListJSON{Locks: make([]QueueJSON, 0, len(t.Queues)), Skipped: append([]string{}, t.Skipped...)}
 	for _, q := range t.Queues {
-		qj := QueueJSON{Path: q.Path, Entries: []EntryJSON{}, LastSuccess: successJSON(q.LastSuccess)}
+		qj := QueueJSON{Path: q.Path, Recipe: recipe(q.Recipe), Limit: q.Limit, Entries: []EntryJSON{}, LastSuccess: successJSON(q.LastSuccess)}
 		for _, e := range q.Entries {
 			qj.Entries = append(qj.Entries, toJSON(e))
 		}
@@ -165,20 +182,22 @@ func row(e lock.Entry, withPath bool, now time.Time) []string {
 	if !e.ByZklock {
 		host, cmd = orDash(j.Client), "(not zklock)"
 	}
-	state := j.State
+	mode, st := j.Mode, j.State
+	if j.Persistent {
+		st += " (persistent)" // a contender that never expires
+	}
 	if e.Revoke.Pending() {
-		state += ", revoke pending"
+		st += ", revoke pending"
 		if !e.ByZklock {
 			cmd = "(revocation requested)"
 		}
 	}
-	mode := j.Mode
 	if j.Limit > 0 {
 		mode = fmt.Sprintf("lease/%d", j.Limit)
 	}
 	// Every cell another client could have written is escaped: a tab
 	// would break the columns, a newline forge a row.
-	r := []string{strconv.Itoa(j.Position), state, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
+	r := []string{strconv.Itoa(j.Position), st, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
 		Escape(orDash(j.User)), since(j.Since, now), Escape(cmd), Escape(j.Node)}
 	if withPath {
 		r = append([]string{Escape(j.Path)}, r...)

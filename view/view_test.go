@@ -16,12 +16,14 @@ func entries() []lock.Entry {
 	mine, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000041")
 	kazoo, _ := lock.ParseContender("0123456789abcdef0123456789abcdef__rlock__0000000042")
 	lease, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease-0000000043")
+	stuck, _ := lock.ParseContender("_c_0f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000007")
 	return []lock.Entry{
 		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Session: 0x10, NodeData: lock.NodeData{ByZklock: true,
 			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}}},
 		{Contender: kazoo, Path: "/locks/a", Position: 2, NodeData: lock.NodeData{Raw: "worker-7"}, Created: since, Session: 0x11},
-		{Contender: lease, Path: "/locks/s/leases", Position: 1, Holding: true, Limit: 3, NodeData: lock.NodeData{ByZklock: true,
+		{Contender: lease, Path: "/locks/s", Under: "leases", Position: 1, Holding: true, Limit: 3, Session: 0x12, NodeData: lock.NodeData{ByZklock: true,
 			Owner: lock.Owner{Zklock: "v1", Host: "h", PID: 1, Cmd: []string{"x"}, Since: since, Limit: 3}}},
+		{Contender: stuck, Path: "/locks/p", Position: 1, Holding: true, Created: since, NodeData: lock.NodeData{Raw: "left"}},
 	}
 }
 
@@ -34,13 +36,14 @@ func TestTable(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"PATH", "FLAVOR",
-		"holding  exclusive  curator  web-3     81233  deploy",
-		"(12m4s ago)", "sh -c 'echo hi'",
-		"waiting  shared     kazoo    worker-7  -      -",
-		"(not zklock)",
-		"lease/3",
+		`holding\s+exclusive\s+curator\s+web-3\s+81233\s+deploy`,
+		`\(12m4s ago\)`, `sh -c 'echo hi'`,
+		`waiting\s+shared\s+kazoo\s+worker-7\s+-\s+-`,
+		`\(not zklock\)`,
+		`/locks/s\s+1\s+holding\s+lease/3\s.*\sleases/_c_2f1c0c5e`,
+		`/locks/p\s+1\s+holding \(persistent\)\s+exclusive`,
 	} {
-		if !strings.Contains(out, want) {
+		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
@@ -52,7 +55,9 @@ func TestTable(t *testing.T) {
 func TestJSON(t *testing.T) {
 	var b bytes.Buffer
 	es := entries()
-	if err := TreeJSON(&b, lock.Tree{Queues: []lock.Queue{{Path: "/locks/a", Entries: es[:2]}}}); err != nil {
+	if err := TreeJSON(&b, lock.Tree{Queues: []lock.Queue{{Path: "/locks/a", Entries: es[:2]},
+		{Path: "/locks/s", Recipe: lock.RecipeSemaphore, Limit: 3, Entries: es[2:3]},
+		{Path: "/locks/p", Entries: es[3:]}}}); err != nil {
 		t.Fatal(err)
 	}
 	var listed ListJSON
@@ -61,10 +66,17 @@ func TestJSON(t *testing.T) {
 	}
 	qs := listed.Locks
 	e := qs[0].Entries
-	if len(qs) != 1 || len(e) != 2 || e[0].State != "holding" || !e[0].Zklock || e[0].Flavor != "curator" ||
+	if len(qs) != 3 || len(e) != 2 || qs[0].Recipe != "lock" || e[0].Persistent || e[0].State != "holding" || !e[0].Zklock || e[0].Flavor != "curator" ||
 		e[0].PID != 81233 || e[0].Session != "0x10" || e[1].Zklock || e[1].Client != "worker-7" ||
 		e[1].Mode != "shared" || e[1].Flavor != "kazoo" {
 		t.Errorf("JSON = %+v", qs)
+	}
+	if s := qs[1]; s.Recipe != "semaphore" || s.Limit != 3 || s.Entries[0].Node != "leases/_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease-0000000043" ||
+		s.Entries[0].Mode != "lease" || s.Entries[0].Path != "/locks/s" {
+		t.Errorf("semaphore JSON = %+v", s)
+	}
+	if p := qs[2].Entries[0]; !p.Persistent || p.Session != "0x0" || p.State != "holding" {
+		t.Errorf("persistent contender JSON = %+v", p)
 	}
 	b.Reset()
 	if err := EntriesJSON(&b, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {

@@ -50,6 +50,11 @@ type Config struct {
 	// server work are measured.
 	QueueSizes []int `json:"queue_sizes"`
 
+	// ListSizes are the tree sizes (znodes) `zklock list` is timed on,
+	// ListRuns times each.
+	ListSizes []int `json:"list_sizes,omitempty"`
+	ListRuns  int   `json:"list_runs,omitempty"`
+
 	// ProfileRuns are the `zklock -v run -- true` runs whose progress lines
 	// are timed to see where an uncontended run spends its time.
 	ProfileRuns int `json:"profile_runs"`
@@ -81,6 +86,8 @@ var envDoc = []envVar{
 	{"BENCH_HANDOFF_PAIR_ROUNDS", "rounds of a holder and one waiter (zklock, etcdctl lock, flock)"},
 	{"BENCH_HANDOFF_PAIR_ROUNDS_SLOW", "rounds of a holder and one waiter for the Kazoo and Curator runners"},
 	{"BENCH_QUEUE_SIZES", "zklock queue lengths for the drain / per-release test, space-separated"},
+	{"BENCH_LIST_SIZES", "tree sizes in znodes for the `zklock list` test, space-separated"},
+	{"BENCH_LIST_RUNS", "timed runs per tree size and command in the `zklock list` test"},
 	{"BENCH_PROFILE_RUNS", "timed `zklock -v run -- true` runs for the time breakdown"},
 	{"BENCH_PROC_TIMEOUT_SECONDS", "hard limit for any one tool process"},
 	{"BENCH_MICRO", "`0` skips the lock package's Go micro-benchmarks (scripts/bench.sh)"},
@@ -108,6 +115,8 @@ func defaultConfig(quick bool) Config {
 		HandoffPairRounds:       40,
 		HandoffPairRoundsSlow:   8,
 		QueueSizes:              []int{25, 50, 100, 200},
+		ListSizes:               []int{1000, 10000, 100000},
+		ListRuns:                3,
 		ProfileRuns:             50,
 		ProcTimeout:             2 * time.Minute,
 	}
@@ -128,6 +137,8 @@ func defaultConfig(quick bool) Config {
 		c.HandoffPairRounds = 3
 		c.HandoffPairRoundsSlow = 1
 		c.QueueSizes = []int{10, 25}
+		c.ListSizes = []int{1000}
+		c.ListRuns = 1
 		c.ProfileRuns = 10
 	}
 	return c
@@ -222,6 +233,8 @@ func loadConfig(quick bool) (Config, error) {
 	r.ints("BENCH_HANDOFF_PAIR_ROUNDS", &c.HandoffPairRounds)
 	r.ints("BENCH_HANDOFF_PAIR_ROUNDS_SLOW", &c.HandoffPairRoundsSlow)
 	r.list("BENCH_QUEUE_SIZES", &c.QueueSizes)
+	r.list("BENCH_LIST_SIZES", &c.ListSizes)
+	r.ints("BENCH_LIST_RUNS", &c.ListRuns)
 	r.ints("BENCH_PROFILE_RUNS", &c.ProfileRuns)
 	r.seconds("BENCH_PROC_TIMEOUT_SECONDS", &c.ProcTimeout)
 	return c, r.err

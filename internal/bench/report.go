@@ -30,6 +30,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"profileSummary": profileSummary,
 	"notifications":  notifications,
 	"perRelease":     perRelease,
+	"listRatio":      listRatio,
 	"cell":           func(s string) string { return strings.ReplaceAll(s, "|", "/") },
 	// Set per page by render: they look tools up in its Results.
 	"name":            func(string) string { return "" },
@@ -271,6 +272,19 @@ func (r *Results) handoffShares() string {
 		ms(sp.CloseToWatch.P50), ms(f.P50), ms(pair.Dist.P50), rest)
 	if queue != nil {
 		s += fmt.Sprintf(" In a queue the woken waiter also lists the queue (%s ms on an idle server), which the rule of one watch notification per release makes necessary: nothing else tells a waiter whether the node it watched held the lock or gave up.", ms(sp.ListQueue.P50))
+	}
+	return s
+}
+
+// listRatio is zklock's time for a list over the peer's, whole processes
+// and walks alone (start-up and connecting taken off); "–" without a peer.
+func listRatio(l ListResult) string {
+	if l.PeerMS <= 0 {
+		return "–"
+	}
+	s := fmt.Sprintf("%.2f×", l.ZklockMS/l.PeerMS)
+	if walk, peer := l.ZklockMS-l.ZklockEmptyMS, l.PeerMS-l.PeerEmptyMS; walk > 0 && peer > 0 {
+		s += fmt.Sprintf(" (walk %.2f×)", walk/peer)
 	}
 	return s
 }

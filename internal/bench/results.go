@@ -37,6 +37,8 @@ type Results struct {
 	ServerPart *ServerPart    `json:"server_part,omitempty"`
 	Memory     []MemoryResult `json:"memory"`
 	Queue      []QueueResult  `json:"queue"`
+	// List is `zklock list` on trees of several sizes.
+	List []ListResult `json:"list,omitempty"`
 	// Keepalive is what one idle holder costs its server.
 	Keepalive *KeepaliveResult `json:"keepalive,omitempty"`
 	Profile   *Profile         `json:"profile,omitempty"`
@@ -226,4 +228,19 @@ type KeepaliveResult struct {
 	Periods          int     `json:"periods"`
 	PacketsPerT      float64 `json:"packets_per_t"`
 	Error            string  `json:"error,omitempty"`
+}
+
+// ListResult is `zklock list` on one tree, against ZooKeeper's CLI walking
+// the same tree (`ls -R`). Times are medians of Runs whole processes, so
+// they include start-up and connecting; the Empty times are the same
+// commands on a path with nothing below it.
+type ListResult struct {
+	Znodes        int     `json:"znodes"`
+	Locks         int     `json:"locks"`
+	Runs          int     `json:"runs"`
+	ZklockMS      float64 `json:"zklock_ms"`
+	ZklockEmptyMS float64 `json:"zklock_empty_ms"`
+	PeerMS        float64 `json:"peer_ms,omitempty"`
+	PeerEmptyMS   float64 `json:"peer_empty_ms,omitempty"`
+	Error         string  `json:"error,omitempty"`
 }

@@ -89,7 +89,7 @@ func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
 	if in.ZklockBuild != "" {
 		res.Machine.Versions["zklock build"] = in.ZklockBuild
 	}
-	runPhases(ctx, e, cfg, tools, withCgo(e, in, tools, res), cluster.Server(0).Addr(), res)
+	runPhases(ctx, e, cfg, in, tools, withCgo(e, in, tools, res), cluster.Server(0).Addr(), res)
 
 	res.Machine.LoadEnd = loadAvg()
 	res.Finished = time.Now().UTC()
@@ -214,7 +214,7 @@ func withCgo(e *env, in inputs, tools []*Tool, res *Results) []*Tool {
 
 // runPhases measures, one phase after another. A failed phase is noted in
 // the results and the next one runs.
-func runPhases(ctx context.Context, e *env, cfg Config, tools, uncontended []*Tool, zkAddr string, res *Results) {
+func runPhases(ctx context.Context, e *env, cfg Config, in inputs, tools, uncontended []*Tool, zkAddr string, res *Results) {
 	phase := func(name string, f func() error) {
 		if ctx.Err() != nil {
 			return
@@ -232,6 +232,7 @@ func runPhases(ctx context.Context, e *env, cfg Config, tools, uncontended []*To
 	phase("handoff latency", func() error { return measureHandoff(ctx, e, cfg, tools, res) })
 	phase("memory of a waiting process", func() error { return measureMemory(ctx, e, cfg, tools, res) })
 	phase("zklock time breakdown", func() error { return measureProfile(ctx, e, cfg, tools[0], res) })
+	phase("zklock list on large trees", func() error { return measureList(ctx, e, cfg, tools[0], in.Zklock, res) })
 	// Last, and without the driver's own session: the per-release server
 	// counters must see nothing but the queue.
 	e.zkConn.Close()

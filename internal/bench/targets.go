@@ -21,7 +21,7 @@ func (r *Results) targets() []Target {
 	out = append(out, r.latencyTargets()...)
 	out = append(out, r.throughputTargets()...)
 	out = append(out, r.handoffTargets()...)
-	return append(out, r.memoryTarget(), r.keepaliveTarget(), r.herdTarget())
+	return append(out, r.memoryTarget(), r.keepaliveTarget(), r.herdTarget(), r.listTarget())
 }
 
 // latencyTargets compare the uncontended median with etcdctl's and Kazoo's.
@@ -152,6 +152,30 @@ func (r *Results) herdTarget() Target {
 	if !any {
 		t.Got = "not measured"
 	}
+	return t
+}
+
+// listTargetZnodes is the tree size the list target names; the largest tree
+// measured is scaled to it, since the walk's time grows with the tree.
+const listTargetZnodes = 20000
+
+// listTarget: `zklock list` of a 20,000-znode tree within 1.5 s on
+// loopback, read off the largest tree measured at its rate per znode.
+func (r *Results) listTarget() Target {
+	t := Target{What: fmt.Sprintf("`list` of a %d-znode tree (loopback), whole process", listTargetZnodes), Want: "≤ 1.5 s"}
+	var best *ListResult
+	for i, l := range r.List {
+		if l.Error == "" && l.ZklockMS > 0 && (best == nil || l.Znodes > best.Znodes) {
+			best = &r.List[i]
+		}
+	}
+	if best == nil {
+		t.Got = "not measured"
+		return t
+	}
+	sec := best.ZklockMS / float64(best.Znodes) * listTargetZnodes / 1000
+	t.Measured, t.Met = true, sec <= 1.5
+	t.Got = fmt.Sprintf("%.2f s (%d znodes in %.0f ms)", sec, best.Znodes, best.ZklockMS)
 	return t
 }
 

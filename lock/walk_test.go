@@ -1,0 +1,189 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// TestInspectTreeWide: the pipelined walk finds every lock of a wide tree,
+// each queue whole and in order, whatever order its replies come back in.
+// The tree has locks at two depths, plain nodes without locks, and queues
+// of several contenders, so that listings and reads overlap.
+func TestInspectTreeWide(t *testing.T) {
+	root := zktest.TestPath(t, "/t")
+	conn := raw(t)
+	const locks, perLock = 400, 4
+	acl := zk.WorldACL(zk.PermAll)
+	for _, p := range []string{"/t", root} {
+		if _, err := conn.CreateContainer(p, nil, zk.FlagContainer, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	lockPath := func(i int) string {
+		if i%3 == 0 {
+			return fmt.Sprintf("%s/l%d", root, i)
+		}
+		return fmt.Sprintf("%s/g%d/l%d", root, i%7, i)
+	}
+	for g := range 7 {
+		if _, err := conn.CreateContainer(fmt.Sprintf("%s/g%d", root, g), nil, zk.FlagContainer, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each lock's queue is created in order on its own goroutine; the
+	// goroutines together keep many requests in flight.
+	var wg sync.WaitGroup
+	errs := make(chan error, locks)
+	sem := make(chan struct{}, 64)
+	for i := range locks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			p := lockPath(i)
+			if _, err := conn.CreateContainer(p, nil, zk.FlagContainer, acl); err != nil {
+				errs <- err
+				return
+			}
+			// A plain node beside the queue holds no lock.
+			if _, err := conn.Create(p+"/notes", nil, zk.FlagEphemeral, acl); err != nil {
+				errs <- err
+				return
+			}
+			for k := range perLock {
+				if _, err := conn.Create(p+"/_c_11111111-2222-4333-8444-555555555555-lock-", []byte(fmt.Sprintf("w%d-%d", i, k)), zk.FlagEphemeralSequential, acl); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	tree, err := InspectTree(ctxT(t, 30*time.Second), client(t), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree.Queues) != locks || len(tree.Skipped) != 0 {
+		t.Fatalf("%d queues, skipped %v; want %d queues", len(tree.Queues), tree.Skipped, locks)
+	}
+	byPath := map[string]Queue{}
+	for _, q := range tree.Queues {
+		byPath[q.Path] = q
+	}
+	for i := range locks {
+		q, ok := byPath[lockPath(i)]
+		if !ok || len(q.Entries) != perLock {
+			t.Fatalf("%s: %+v", lockPath(i), q)
+		}
+		for k, e := range q.Entries {
+			if e.Raw != fmt.Sprintf("w%d-%d", i, k) || e.Position != k+1 || e.Holding != (k == 0) || e.Path != q.Path {
+				t.Fatalf("%s entry %d = %+v", q.Path, k, e)
+			}
+		}
+	}
+}
+
+// TestInspectTreeSemaphore: a semaphore is one queue at its own path, with
+// its limit: its leases (held, then one beyond the limit whose creator
+// waits holding the mutex), then a contender waiting in the mutex. Its
+// locks/leases nodes are not locks of their own.
+func TestInspectTreeSemaphore(t *testing.T) {
+	path := testPath(t)
+	r := Request{Mode: ModeLimit(2), Data: NewOwner("test", []string{"x"}, ModeLimit(2)).Encode()}
+	for range 2 {
+		l, err := Acquire(ctxT(t, 10*time.Second), client(t), path, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release(ctxT(t, 5*time.Second))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for range 2 {
+		c := client(t)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := Acquire(ctx, c, path, r)
+			errs <- err
+		}()
+	}
+	defer func() {
+		cancel()
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("a waiter: %v", err)
+			}
+		}
+	}()
+	conn := raw(t)
+	zktest.Eventually(t, 10*time.Second, "a lease beyond the limit and a waiter at the mutex", func() bool {
+		leases, _, err1 := conn.Children(path + "/leases")
+		locks, _, err2 := conn.Children(path + "/locks")
+		return err1 == nil && err2 == nil && len(leases) == 3 && len(locks) == 2
+	})
+	tree, err := InspectTree(ctxT(t, 5*time.Second), client(t), path[:len(path)-len("/lock")])
+	if err != nil || len(tree.Queues) != 1 {
+		t.Fatalf("InspectTree = %+v, %v", tree, err)
+	}
+	q := tree.Queues[0]
+	if q.Path != path || q.Recipe != RecipeSemaphore || q.Limit != 2 || len(q.Entries) != 4 {
+		t.Fatalf("semaphore queue = %+v", q)
+	}
+	for i, e := range q.Entries {
+		wantUnder, wantHolding := semLeases, i < 2
+		if i == 3 {
+			wantUnder = semLocks
+		}
+		if e.Path != path || e.Under != wantUnder || e.Holding != wantHolding || e.Position != i+1 || e.Limit != 2 {
+			t.Errorf("entry %d = %+v", i, e)
+		}
+	}
+	hs, err := Holders(ctxT(t, 5*time.Second), client(t), path)
+	if err != nil || len(hs) != 2 || hs[0].Path != path || hs[0].Under != semLeases {
+		t.Errorf("Holders = %+v, %v", hs, err)
+	}
+}
+
+// TestInspectTreePersistentContender: a sequential child in a contender's
+// shape that belongs to no session is listed as what it is: a contender
+// that holds (or waits) and never expires.
+func TestInspectTreePersistentContender(t *testing.T) {
+	path := testPath(t)
+	conn := raw(t)
+	acl := zk.WorldACL(zk.PermAll)
+	dir := path[:len(path)-len("/lock")]
+	for _, p := range []string{"/t", dir, path} {
+		if _, err := conn.CreateContainer(p, nil, zk.FlagContainer, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	stuck, err := conn.Create(path+"/_c_11111111-2222-4333-8444-555555555555-lock-", []byte("left"), zk.FlagSequence, acl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Delete(stuck, -1)
+	tree, err := InspectTree(ctxT(t, 5*time.Second), client(t), dir)
+	if err != nil || len(tree.Queues) != 1 || len(tree.Queues[0].Entries) != 1 {
+		t.Fatalf("InspectTree = %+v, %v", tree, err)
+	}
+	if e := tree.Queues[0].Entries[0]; e.Session != 0 || !e.Holding || e.Raw != "left" {
+		t.Errorf("persistent contender = %+v", e)
+	}
+}

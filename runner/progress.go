@@ -1,0 +1,269 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// Progress is told how a wait goes, for a status line. Its methods are
+// called from one goroutine, never from the acquisition's own path, so a
+// slow terminal never delays taking the lock.
+type Progress interface {
+	// Waiting is called when the wait begins and whenever the position,
+	// the holder or what is known of the holder changes.
+	Waiting(WaitStatus)
+	// Done is called once the wait is over, before the command starts or
+	// zklock says why it did not.
+	Done()
+}
+
+// WaitStatus is where a waiting zklock stands.
+type WaitStatus struct {
+	Path     string
+	Position int
+	// Holder is who holds the lock; nil when it is not known (a
+	// semaphore's contender waiting for its mutex, or a holder whose node
+	// could not be read).
+	Holder *Holder
+	// Since is when this process joined the queue.
+	Since time.Time
+	wait  lock.Wait
+}
+
+// Deadline is when the wait gives up, if it has a timeout.
+func (s WaitStatus) Deadline() (time.Time, bool) { return s.wait.Deadline() }
+
+// Holder is the holder of a lock that zklock waits for.
+type Holder struct {
+	lock.Contender
+	lock.NodeData
+	// HeldSince is when it took the lock, on this host's clock. It comes
+	// from the server's timestamps, which every client shares: the
+	// holder's node's creation time, plus the wait the holder recorded
+	// (measured on its own clock, so the clocks' offset cancels out),
+	// against our own node's creation time. A holder seen taking over
+	// while this process watched is timed from that moment instead, when
+	// that is later: a holder that has not yet recorded its wait would
+	// otherwise seem to have held since it joined.
+	HeldSince time.Time
+}
+
+// holderRefresh bounds one read of the holder's node.
+const holderRefresh = 5 * time.Second
+
+// progressWatch turns the lock package's wait callbacks into Progress
+// calls. OnWait only records where the wait stands; one goroutine, which
+// close ends, reads the holder's node (leaving a data watch on it, so that
+// a change of holder shows even when the holder is not our predecessor)
+// and reports.
+type progressWatch struct {
+	p      Progress
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	wake   chan struct{} // a new Waiting, or the holder's watch fired
+
+	mu     sync.Mutex
+	c      *zkconn.Client // the session waiting; a new one after a lost place
+	path   string
+	at     lock.Waiting
+	since  time.Time
+	wait   lock.Wait
+	closed bool
+}
+
+func newProgressWatch(p Progress, since time.Time, wait lock.Wait) *progressWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &progressWatch{p: p, ctx: ctx, cancel: cancel, since: since, wait: wait,
+		done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	go w.run()
+	return w
+}
+
+// onWait records a wait's state; it returns at once.
+func (w *progressWatch) onWait(c *zkconn.Client, path string, at lock.Waiting) {
+	w.mu.Lock()
+	w.c, w.path, w.at = c, path, at
+	w.mu.Unlock()
+	w.poke()
+}
+
+func (w *progressWatch) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close ends the goroutine and tells Progress the wait is over. The
+// goroutine's requests return at once when its context is cancelled.
+func (w *progressWatch) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.cancel()
+	<-w.done
+	w.p.Done()
+}
+
+// ownClock pairs our node's creation time on the server's clock with this
+// host's clock: their offset, for turning server times into local ones.
+type ownClock struct {
+	node   string
+	offset time.Duration // server minus local
+}
+
+func (w *progressWatch) run() {
+	defer close(w.done)
+	var (
+		shown     WaitStatus
+		shownNode string // the holder node shown
+		own       ownClock
+		holder    *Holder
+		node      string // holder's node that holder describes
+		watch     <-chan zk.Event
+		tookOver  time.Time // when a new holder was seen taking over
+	)
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.wake:
+		case ev := <-watch:
+			watch = nil
+			if ev.Type == zk.EventNodeDeleted {
+				// The holder left. If it was right ahead of us the
+				// acquisition is about to say where we stand (or to
+				// hold); otherwise find the new holder here.
+				tookOver = time.Now()
+				w.mu.Lock()
+				ahead := zkconn.Join(w.path, w.at.Ahead.Name) == node
+				w.mu.Unlock()
+				if !ahead {
+					w.relist()
+				}
+				node = ""
+				continue
+			}
+			node = "" // data changed (e.g. it recorded when it took the lock): read again
+		}
+		w.mu.Lock()
+		c, path, at, closed := w.c, w.path, w.at, w.closed
+		w.mu.Unlock()
+		if closed || path == "" {
+			continue
+		}
+		if at.Node != own.node {
+			own = w.ownClock(c, at.Node)
+		}
+		if at.Holder != node {
+			holder, watch = w.readHolder(c, at.Holder, own, tookOver)
+			node = at.Holder
+		}
+		st := WaitStatus{Path: path, Position: at.Position, Holder: holder, Since: w.since, wait: w.wait}
+		if st.Path == shown.Path && st.Position == shown.Position && node == shownNode && sameHolder(st.Holder, shown.Holder) {
+			continue
+		}
+		shown, shownNode = st, node
+		w.p.Waiting(st)
+	}
+}
+
+func sameHolder(a, b *Holder) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Name == b.Name && a.HeldSince.Equal(b.HeldSince)
+}
+
+// ownClock reads our node's creation time; zero offset if it cannot.
+func (w *progressWatch) ownClock(c *zkconn.Client, node string) ownClock {
+	ctx, cancel := context.WithTimeout(w.ctx, holderRefresh)
+	defer cancel()
+	local := w.since
+	ok, st, err := c.Exists(ctx, node)
+	if err != nil || !ok {
+		return ownClock{node: node}
+	}
+	return ownClock{node: node, offset: time.UnixMilli(st.Ctime).Sub(local)}
+}
+
+// readHolder reads the holder's node and leaves a data watch on it.
+func (w *progressWatch) readHolder(c *zkconn.Client, node string, own ownClock, tookOver time.Time) (*Holder, <-chan zk.Event) {
+	if node == "" {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, holderRefresh)
+	defer cancel()
+	data, st, ev, err := c.GetW(ctx, node)
+	if err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			w.relist() // gone already
+		}
+		return nil, nil
+	}
+	ct, _ := lock.ParseContender(path.Base(node))
+	h := &Holder{Contender: ct, NodeData: lock.DecodeNodeData(data)}
+	h.HeldSince = heldSince(time.UnixMilli(st.Ctime), h.NodeData, own.offset, tookOver)
+	return h, ev
+}
+
+// heldSince is when a holder took the lock, on this host's clock: its
+// node's creation (server clock) plus the wait it recorded (its own clock,
+// so only a difference of two of its readings is used), less the offset of
+// the server's clock from ours; or when we saw it take over, if later.
+func heldSince(created time.Time, d lock.NodeData, offset time.Duration, tookOver time.Time) time.Time {
+	if o := d.Owner; d.ByZklock && !o.Acquired.IsZero() && o.Acquired.After(o.Since) {
+		created = created.Add(o.Acquired.Sub(o.Since))
+	}
+	t := created.Add(-offset)
+	if t.Before(tookOver) {
+		return tookOver
+	}
+	return t
+}
+
+// relist finds the head of the queue after the holder left without the
+// acquisition being told (it watches only its predecessor).
+func (w *progressWatch) relist() {
+	w.mu.Lock()
+	lockPath, at, c := w.path, w.at, w.c
+	w.mu.Unlock()
+	if at.Holder == "" {
+		return
+	}
+	dir := path.Dir(at.Holder)
+	ctx, cancel := context.WithTimeout(w.ctx, holderRefresh)
+	defer cancel()
+	children, err := c.Children(ctx, dir)
+	if err != nil {
+		return
+	}
+	q := lock.Contenders(children)
+	own := path.Base(at.Node)
+	for i, ct := range q {
+		if ct.Name != own {
+			continue
+		}
+		if i == 0 {
+			return // we hold, or are about to: the acquisition says so
+		}
+		w.mu.Lock()
+		if w.path == lockPath && w.at.Node == at.Node {
+			if path.Dir(at.Node) == dir {
+				w.at.Position = i + 1
+			}
+			w.at.Holder = zkconn.Join(dir, q[0].Name)
+		}
+		w.mu.Unlock()
+		w.poke()
+		return
+	}
+}

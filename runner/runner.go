@@ -85,12 +85,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	sigs := make(chan os.Signal, 8)
-	// The signals forwarded to the command end the wait (exit 128+N)
-	// before it starts.
-	for _, sig := range lockexec.Forwarded {
-		signal.Notify(sigs, sig)
-	}
+	sigs := catchSignals()
 	defer signal.Stop(sigs)
 
 	o.Paths = canonical(o.Paths)
@@ -99,19 +94,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	// The watchdog's fork and exec overlap connecting and queueing, and it
 	// is retired only after the lock is released: neither delays the
 	// command nor the next holder.
-	var wd *lockexec.Watchdog
-	wdReady := make(chan struct{})
-	go func() {
-		defer close(wdReady)
-		var werr error
-		if wd, werr = lockexec.StartWatchdog(); werr != nil {
-			o.warnf("%v", werr)
-		}
-	}()
-	defer func() {
-		<-wdReady
-		wd.Retire() // nil-safe: a watchdog that failed to start is nil
-	}()
+	wd := startWatchdog(o.warnf)
+	defer wd.retire()
 
 	owner := lock.NewOwner(o.Version, o.Argv, o.Mode)
 	client, h, err := acquire(ctx, &o, sigs, owner)
@@ -120,7 +104,6 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	leases := h.leases
 	o.marks.mark("acquired")
-	<-wdReady
 	defer func() {
 		if errors.Is(err, lockexec.ErrLockLost) {
 			// The server is most likely out of reach: don't hold up exit
@@ -145,38 +128,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	var lost <-chan error
-	var revoked <-chan *lock.RevokedError
 	budget := o.budget(client)
-	// The ancestors' zklocks guard the locks re-entered, but release
-	// them when their own commands exit: a re-entered run left in the
-	// background would go on without its lock. Their nodes' deletion
-	// stops the command as a lost lock does.
-	var inheritedLost <-chan error
-	if len(h.inherited) > 0 {
-		var nodes []string
-		for _, in := range h.inherited {
-			nodes = append(nodes, in.Node)
-		}
-		inheritedLost = lock.WatchHeld(runCtx, client, nodes)
-	}
-	if len(leases) == 0 {
-		lost = inheritedLost
-	} else {
-		o.logf("session timeout %s; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
-			budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
-		// The watchdog enforces the same deadlines as the guard, from
-		// outside this process: renewed on every confirmation from the
-		// ensemble, so a stopped or starved zklock cannot outlive its lock
-		// through its command. Under --on-lost ignore it only watches for
-		// zklock's death.
-		var renew func(stop, kill time.Time)
-		if o.OnLost == lockexec.Terminate {
-			renew = wd.Renew
-		}
-		lost, revoked = lock.Guard(runCtx, client, leases, budget, renew)
-		lost = firstOf(runCtx, lost, inheritedLost)
-	}
+	lost, revoked := o.guard(runCtx, client, h, budget, wd.wait())
 	o.marks.mark("command")
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
@@ -190,13 +143,90 @@ func Run(ctx context.Context, o Options) (err error) {
 		KillGrace:     o.KillGrace,
 		LostKillGrace: budget.Grace,
 		MaxRuntime:    o.MaxRuntime,
-		Watchdog:      wd,
+		Watchdog:      wd.wait(),
 		Warn:          func(s string) { o.warnf("%s", s) },
 	})
 	if err == nil && once != nil {
 		o.recordSuccess(client, once, owner)
 	}
 	return err
+}
+
+// guard watches what the command runs under: the locks taken, through
+// lock.Guard (which also renews the watchdog's deadline), and the locks
+// re-entered. lost carries the first loss, revoked each revocation request.
+func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, budget lock.Budget, wd *lockexec.Watchdog) (lost <-chan error, revoked <-chan *lock.RevokedError) {
+	// The ancestors' zklocks guard the locks re-entered, but release
+	// them when their own commands exit: a re-entered run left in the
+	// background would go on without its lock. Their nodes' deletion
+	// stops the command as a lost lock does.
+	var inheritedLost <-chan error
+	if len(h.inherited) > 0 {
+		var nodes []string
+		for _, in := range h.inherited {
+			nodes = append(nodes, in.Node)
+		}
+		inheritedLost = lock.WatchHeld(ctx, client, nodes)
+	}
+	if len(h.leases) == 0 {
+		lost = inheritedLost
+	} else {
+		o.logf("session timeout %s; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
+			budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
+		// The watchdog enforces the same deadlines as the guard, from
+		// outside this process: renewed on every confirmation from the
+		// ensemble, so a stopped or starved zklock cannot outlive its lock
+		// through its command. Under --on-lost ignore it only watches for
+		// zklock's death.
+		var renew func(stop, kill time.Time)
+		if o.OnLost == lockexec.Terminate {
+			renew = wd.Renew
+		}
+		lost, revoked = lock.Guard(ctx, client, h.leases, budget, renew)
+		lost = firstOf(ctx, lost, inheritedLost)
+	}
+	return lost, revoked
+}
+
+// catchSignals catches the signals forwarded to the command: before it
+// starts, each ends the wait (exit 128+N).
+func catchSignals() chan os.Signal {
+	sigs := make(chan os.Signal, 8)
+	for _, sig := range lockexec.Forwarded {
+		signal.Notify(sigs, sig)
+	}
+	return sigs
+}
+
+// watchdogStart is a watchdog being started in the background.
+type watchdogStart struct {
+	wd    *lockexec.Watchdog
+	ready chan struct{}
+}
+
+// startWatchdog starts the watchdog; a failure is a warning, and the run
+// goes on without it.
+func startWatchdog(warnf func(string, ...any)) *watchdogStart {
+	w := &watchdogStart{ready: make(chan struct{})}
+	go func() {
+		defer close(w.ready)
+		var err error
+		if w.wd, err = lockexec.StartWatchdog(); err != nil {
+			warnf("%v", err)
+		}
+	}()
+	return w
+}
+
+// wait returns the watchdog once it is started, nil if it failed to.
+func (w *watchdogStart) wait() *lockexec.Watchdog {
+	<-w.ready
+	return w.wd
+}
+
+// retire ends the watchdog.
+func (w *watchdogStart) retire() {
+	w.wait().Retire() // nil-safe: a watchdog that failed to start is nil
 }
 
 // firstOf passes on the first error from a or b (either may be nil). The

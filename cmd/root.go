@@ -239,6 +239,10 @@ Environment:
                    Kerberos configuration and ticket cache, as for kinit
   ZKLOCK_TLS_CA, ZKLOCK_TLS_CERT, ZKLOCK_TLS_KEY
                    defaults for --tls-ca, --tls-cert, --tls-key
+  ZKLOCK_PROGRESS  1: default for --progress
+  ZKLOCK_HELD, ZKLOCK_PID
+                   set for the command: the locks it holds, for a zklock
+                   started inside it to re-enter (see zklock run --help)
   NO_COLOR         disables colour`
 
 // addFlags defines the connection flags every command shares.

@@ -95,7 +95,7 @@ waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
   zklock run --flavor kazoo --path /app/lock -- ./task.sh   # shares a Kazoo Lock`,
 	}
 	o.bind(c, u, runF)
-	c.Flags().BoolVar(&o.Progress, "progress", os.Getenv(envProgress) == "1", "without a terminal, print a line when the wait begins and whenever the position or the holder changes (env "+envProgress+"=1); a terminal always shows a status line")
+	c.Flags().BoolVar(&o.Progress, "progress", false, "without a terminal, print a line when the wait begins and whenever the position or the holder changes (env "+envProgress+"=1); a terminal always shows a status line")
 	c.Flags().Var((*timeoutValue)(&o.Wait), "timeout", "give up waiting after this long (exit 75), counted from joining the queue; a free lock is taken whatever the timeout; 0 means do not wait at all; default: wait forever")
 	return c
 }

@@ -57,6 +57,7 @@ var settings = []setting{
 	{flag: "keytab"},
 	{flag: "sasl-service"},
 	{flag: "flavor"},
+	{flag: "progress", env: envProgress},
 }
 
 func (s setting) key() string { return strings.ReplaceAll(s.flag, "-", "_") }

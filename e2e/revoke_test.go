@@ -95,6 +95,21 @@ func TestRevokeNothing(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
+	// A well-formed name that is not there: a contender that left. What
+	// revoke prints of it is escaped (a bidi override, which the server
+	// allows in a name, would reorder the line).
+	code, out, errOut := revoke(t, "--path", path, "--node", "\u202eevil-0000000001")
+	if code != 0 || !strings.Contains(out, `no contender \u202eevil-0000000001`) || errOut != "" {
+		t.Errorf("an absent contender: exit %d, stdout %q, stderr %q; want 0 and the name escaped", code, out, errOut)
+	}
+	// A name no contender could have is a mistake: 64, one escaped line.
+	for _, node := range []string{"../x", "/elsewhere/n-0000000001", "a/b-0000000001", "foo", "n\x1b]0;owned\a-0000000001\n"} {
+		code, out, errOut := revoke(t, "--path", path, "--node", node)
+		if code != 64 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "zklock: bad node: ") ||
+			strings.ContainsAny(errOut, "\x1b\a") {
+			t.Errorf("--node %q: exit %d, stdout %q, stderr %q; want 64 and one escaped line", node, code, out, errOut)
+		}
+	}
 	if ok, _, err := conn.Exists(path); err != nil || ok {
 		t.Errorf("revoke left %s on the server (exists %v, %v)", path, ok, err)
 	}

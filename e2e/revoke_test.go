@@ -169,3 +169,43 @@ func TestRevokeIgnored(t *testing.T) {
 	wantExit(t, holder, holderErr, 76, "revoked holder")
 	assertGone(t, conn, path)
 }
+
+// TestRevokeSemaphoreWaiter revokes a semaphore's waiting lease by its
+// node. The waiter holds the semaphore's internal mutex while it waits for
+// a lease, so the whole queue waits behind it: it must leave at once
+// (exit 76, command not run), not when a lease frees up, and a third
+// contender then queues and takes the lease once the holder is done.
+func TestRevokeSemaphoreWaiter(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	conn := rawZK(t)
+	holder, holderErr := startGated(t, dir, "h", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	waiter, waiterErr := startGated(t, dir, "w", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the waiter's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
+	q := sortedChildren(t, path+"/leases")
+	code, out, errOut := revoke(t, "--path", path, "--node", q[1])
+	if code != 0 || !strings.Contains(out, "waiter") {
+		t.Fatalf("revoke exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	done := make(chan error, 1)
+	go func() { done <- waiter.Wait() }()
+	select {
+	case err := <-done:
+		if code := zktest.ExitCodeT(t, err); code != 76 {
+			t.Fatalf("revoked waiter exit %d, want 76; stderr: %s", code, waiterErr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the revoked semaphore waiter still waits: %s", waiterErr)
+	}
+	if fileExists(filepath.Join(dir, "w.started")) {
+		t.Errorf("the revoked waiter ran its command")
+	}
+	third, thirdErr := startGated(t, dir, "x", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the third's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder")
+	zktest.Eventually(t, 10*time.Second, "the third's command", func() bool { return fileExists(filepath.Join(dir, "x.started")) })
+	touch(t, filepath.Join(dir, "x"))
+	wantExit(t, third, thirdErr, 0, "third")
+	assertGone(t, conn, path)
+}

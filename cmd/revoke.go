@@ -37,7 +37,9 @@ command. A holder started with --on-revoke ignore lets its command finish;
 list shows the revocation as pending.
 
 Revocation is cooperative: it needs the holder's process to be alive and
-connected. A holder that is gone is handled by its session's expiry.
+connected. A holder that is gone is handled by its session's expiry. Kazoo's
+locks have no revocation: a Kazoo holder is not written to, and revoke exits
+75 naming it.
 
 With no holder (or no contender --node: it left), revoke says there is
 nothing to revoke and exits 0; a --node no contender could have is exit 64.

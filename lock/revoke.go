@@ -163,7 +163,15 @@ type Revoked struct {
 	// Left are those about to be asked that left first: a holder that
 	// released between the listing and the request.
 	Left []Entry
+	// Deaf are those not asked because their client has no revocation:
+	// a Kazoo client's node (Kazoo's recipes never watch for the request,
+	// and writing it would only replace the identifier Kazoo keeps there).
+	Deaf []Entry
 }
+
+// deaf reports whether e's client cannot hear a revocation: a Kazoo
+// contender that is not a zklock's (zklock's Kazoo flavor watches for it).
+func deaf(e Entry) bool { return e.Flavor == FlavorKazoo && !e.ByZklock }
 
 // Revoke asks contenders at path to give up their places, Curator's way:
 // it writes revokeMessage as each one's data. With node "" it asks every
@@ -204,6 +212,10 @@ func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocat
 		for _, full := range targets {
 			e := byName[full]
 			done[full] = true
+			if deaf(e) {
+				r.Deaf = append(r.Deaf, e)
+				continue
+			}
 			if err := record(ctx, c, e.Path, e.Name, by, live); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return r, err
 			}

@@ -42,6 +42,18 @@ func (e *RevokeTimeoutError) Error() string {
 	return fmt.Sprintf("%s was not released within %s of the revocation", e.Path, e.After)
 }
 
+// NotRevocableError means a contender to revoke is held by a client that
+// has no revocation (Kazoo): nothing was written to it.
+type NotRevocableError struct {
+	Path    string
+	Holders []lock.Entry
+}
+
+func (e *NotRevocableError) Error() string {
+	return fmt.Sprintf("cannot revoke %s: it is held by %s, and Kazoo's locks have no revocation; stop that client itself",
+		e.Path, view.Describe(e.Holders[0].Contender, e.Holders[0].NodeData))
+}
+
 // Revoke asks the holders of o.Path (or the contender o.Node) to give up
 // their places, and with a Wait, waits until they have.
 func Revoke(ctx context.Context, o RevokeOptions) error {
@@ -61,6 +73,14 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if len(done.Deaf) > 0 {
+		// Those that can hear it were asked; one that cannot keeps the
+		// lock whatever anyone waits for.
+		if err := printAsked(o.Out, o.Path, asked); err != nil {
+			return err
+		}
+		return &ConflictError{Err: &NotRevocableError{Path: o.Path, Holders: done.Deaf}, Code: o.ConflictCode}
 	}
 	if len(asked) == 0 {
 		_, err := fmt.Fprintf(o.Out, "nothing to revoke: %s\n", view.Escape(nothingToRevoke(o.Path, o.Node, done.Left)))

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/zklock/zklock/runner"
+	"github.com/zklock/zklock/view"
 )
 
 // choices is a flag value with a fixed set of values. Completion offers
@@ -107,6 +108,16 @@ func completePath(g *globalOptions) cobra.CompletionFunc {
 		if err != nil {
 			return nil, none
 		}
-		return paths, none
+		// Offered paths go onto the command line as they are. One that
+		// holds a character a terminal obeys instead of showing (a bidi
+		// override, a line separator: the server allows them) would
+		// show as something else than it is: leave it out.
+		safe := paths[:0]
+		for _, p := range paths {
+			if view.Escape(p) == p {
+				safe = append(safe, p)
+			}
+		}
+		return safe, none
 	}
 }

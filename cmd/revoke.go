@@ -37,10 +37,14 @@ command. A holder started with --on-revoke ignore lets its command finish;
 list shows the revocation as pending.
 
 Revocation is cooperative: it needs the holder's process to be alive and
-connected. A holder that is gone is handled by its session's expiry.
+connected. A holder that is gone is handled by its session's expiry. Kazoo's
+locks have no revocation: a Kazoo holder is not written to, and revoke exits
+75 naming it.
 
-With no holder (or no contender --node), revoke says there is nothing to
-revoke and exits 0. --wait waits until the revoked contenders have released
+With no holder (or no contender --node: it left), revoke says there is
+nothing to revoke and exits 0; a --node no contender could have is exit 64.
+A holder that hands the lock on while revoke writes its request is followed:
+the new holder is asked, unless the one that left had been revoked already. --wait waits until the revoked contenders have released
 (exit 0), bounded by --timeout (exit 75, or --conflict-exit-code).`,
 		Example: `  zklock revoke --path /locks/nightly-report
   zklock revoke --path /locks/deploy --wait --timeout 1m
@@ -78,6 +82,14 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 	}
 	if err := lock.ValidatePath(o.Path); err != nil {
 		return &UsageError{Err: err}
+	}
+	if o.Node != "" {
+		// A name no contender could have is a mistake, said so with 64;
+		// a well-formed name that is not there is a contender that left
+		// (see the README), which revoke reports with 0.
+		if err := lock.ValidateNode(o.Path, o.Node); err != nil {
+			return &UsageError{Err: err}
+		}
 	}
 	if o.ConflictCode < 0 || o.ConflictCode > 255 {
 		return usageErrorf("--conflict-exit-code must be between 0 and 255")

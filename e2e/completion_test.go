@@ -52,6 +52,20 @@ func TestCompletePath(t *testing.T) {
 		t.Errorf("holders --path %s/ completes to %q", base, got)
 	}
 
+	// A name with a space is offered (the shell's completion script
+	// quotes it); one with a bidi override or a line separator, which the
+	// server allows and a terminal would obey rather than show, is not:
+	// it could not be shown as it is, nor typed back.
+	for _, p := range []string{base + "/gamma ray", base + "/g\u202eevil", base + "/g\u2028x"} {
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %q: %v", p, err)
+		}
+	}
+	got, _ = completePaths(t, nil, "run", "--path", base+"/g")
+	if strings.Join(got, "|") != base+"/gamma ray" {
+		t.Errorf("run --path %s/g completes to %q", base, got)
+	}
+
 	// The servers from a configuration file, none in the environment.
 	cfg := filepath.Join(t.TempDir(), "config.toml")
 	if err := os.WriteFile(cfg, []byte("servers = \""+server.ConnectString()+"\"\n"), 0o644); err != nil {

@@ -95,6 +95,21 @@ func TestRevokeNothing(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
+	// A well-formed name that is not there: a contender that left. What
+	// revoke prints of it is escaped (a bidi override, which the server
+	// allows in a name, would reorder the line).
+	code, out, errOut := revoke(t, "--path", path, "--node", "\u202eevil-0000000001")
+	if code != 0 || !strings.Contains(out, `no contender \u202eevil-0000000001`) || errOut != "" {
+		t.Errorf("an absent contender: exit %d, stdout %q, stderr %q; want 0 and the name escaped", code, out, errOut)
+	}
+	// A name no contender could have is a mistake: 64, one escaped line.
+	for _, node := range []string{"../x", "/elsewhere/n-0000000001", "a/b-0000000001", "foo", "n\x1b]0;owned\a-0000000001\n"} {
+		code, out, errOut := revoke(t, "--path", path, "--node", node)
+		if code != 64 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "zklock: bad node: ") ||
+			strings.ContainsAny(errOut, "\x1b\a") {
+			t.Errorf("--node %q: exit %d, stdout %q, stderr %q; want 64 and one escaped line", node, code, out, errOut)
+		}
+	}
 	if ok, _, err := conn.Exists(path); err != nil || ok {
 		t.Errorf("revoke left %s on the server (exists %v, %v)", path, ok, err)
 	}
@@ -152,5 +167,45 @@ func TestRevokeIgnored(t *testing.T) {
 		t.Errorf("revoke --wait returned before the holder released")
 	}
 	wantExit(t, holder, holderErr, 76, "revoked holder")
+	assertGone(t, conn, path)
+}
+
+// TestRevokeSemaphoreWaiter revokes a semaphore's waiting lease by its
+// node. The waiter holds the semaphore's internal mutex while it waits for
+// a lease, so the whole queue waits behind it: it must leave at once
+// (exit 76, command not run), not when a lease frees up, and a third
+// contender then queues and takes the lease once the holder is done.
+func TestRevokeSemaphoreWaiter(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	conn := rawZK(t)
+	holder, holderErr := startGated(t, dir, "h", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	waiter, waiterErr := startGated(t, dir, "w", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the waiter's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
+	q := sortedChildren(t, path+"/leases")
+	code, out, errOut := revoke(t, "--path", path, "--node", q[1])
+	if code != 0 || !strings.Contains(out, "waiter") {
+		t.Fatalf("revoke exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	done := make(chan error, 1)
+	go func() { done <- waiter.Wait() }()
+	select {
+	case err := <-done:
+		if code := zktest.ExitCodeT(t, err); code != 76 {
+			t.Fatalf("revoked waiter exit %d, want 76; stderr: %s", code, waiterErr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the revoked semaphore waiter still waits: %s", waiterErr)
+	}
+	if fileExists(filepath.Join(dir, "w.started")) {
+		t.Errorf("the revoked waiter ran its command")
+	}
+	third, thirdErr := startGated(t, dir, "x", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the third's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder")
+	zktest.Eventually(t, 10*time.Second, "the third's command", func() bool { return fileExists(filepath.Join(dir, "x.started")) })
+	touch(t, filepath.Join(dir, "x"))
+	wantExit(t, third, thirdErr, 0, "third")
 	assertGone(t, conn, path)
 }

@@ -538,6 +538,19 @@ func TestProtect(t *testing.T) {
 	if code := zktest.ExitCodeT(t, c.Run()); code != 77 || !strings.Contains(stderr.String(), "the ACL of "+job+" does not let this client create nodes in it") {
 		t.Errorf("bob's tryrun: exit %d, %q", code, stderr.String())
 	}
+	// Nor revoke alice's holder: 77, one line that names the right
+	// refused (a write of her node), and her holder goes on.
+	c = zklock(t, "--auth", "digest:bob:pw", "revoke", "--path", job)
+	stderr.Reset()
+	c.Stderr = &stderr
+	if code := zktest.ExitCodeT(t, c.Run()); code != 77 || strings.Count(stderr.String(), "\n") != 1 ||
+		!strings.Contains(stderr.String(), "does not let this client write it") {
+		t.Errorf("bob's revoke: exit %d, %q", code, stderr.String())
+	}
+	if out, err := zklock(t, "holders", "--path", job).Output(); err != nil || !bytes.Contains(out, []byte("holding")) ||
+		bytes.Contains(out, []byte("revoke")) {
+		t.Errorf("alice's holder after bob's revoke: %v, %s", err, out)
+	}
 	if err := userConn(t, "bob").Delete(job, -1); !errors.Is(err, zk.ErrNoAuth) && !errors.Is(err, zk.ErrNotEmpty) {
 		t.Errorf("bob deletes %s: %v", job, err)
 	}

@@ -134,3 +134,51 @@ func TestCuratorRevokesZklock(t *testing.T) {
 	os.WriteFile(filepath.Join(a.dir, "w.out"), nil, 0o644)
 	a.exit(waiter, &waitErr, 0, "the waiter")
 }
+
+// TestRevokeKazooHolder: Kazoo's locks have no revocation, so `zklock
+// revoke` of a Kazoo holder writes nothing (the identifier Kazoo keeps in
+// its node stays) and says so: 75 with one line, at once, not after a
+// wait that could never end. The holder goes on undisturbed.
+func TestRevokeKazooHolder(t *testing.T) {
+	a := &revokeArena{t: t, dir: t.TempDir()}
+	path := lockPath(t)
+	conn := zktest.DialT(t, server.Addrs())
+	o := peers.Options{Servers: server.ConnectString(), Path: path}
+	var kzErr bytes.Buffer
+	kz := a.start(append(runnerArgv(t, "kazoo"), o.Args("sh", "-c", detected, "sh", "h")...), &kzErr)
+	zktest.Eventually(t, 30*time.Second, "the Kazoo holder's command", a.inside("h"))
+	ch, _, err := conn.Children(path)
+	if err != nil || len(ch) != 1 {
+		t.Fatalf("the Kazoo holder's node: %v %v", ch, err)
+	}
+	before, _, err := conn.Get(path + "/" + ch[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c := exec.Command(zklockBin(t), "revoke", "--path", path, "--wait")
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1")
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if code, _ := zktest.ExitCode(err); code != 75 || strings.Count(stderr.String(), "\n") != 1 ||
+			!strings.Contains(stderr.String(), "Kazoo's locks have no revocation") {
+			t.Errorf("revoke of a Kazoo holder: exit %d, stderr %q", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		c.Process.Kill()
+		t.Fatalf("revoke --wait of a Kazoo holder still waits: %s", stderr.String())
+	}
+	after, _, err := conn.Get(path + "/" + ch[0])
+	if err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the Kazoo holder's data was %q, is %q (%v)", before, after, err)
+	}
+	os.WriteFile(filepath.Join(a.dir, "h.out"), nil, 0o644)
+	a.exit(kz, &kzErr, 0, "the Kazoo holder")
+}

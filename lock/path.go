@@ -1,7 +1,9 @@
 package lock
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/zklock/zklock/zkconn"
 )
@@ -14,4 +16,28 @@ func ValidatePath(p string) error {
 		return fmt.Errorf("%w: the root node cannot be a lock", zkconn.ErrBadPath)
 	}
 	return zkconn.ValidatePath(p)
+}
+
+// ErrBadNode marks a contender's name that no child of the lock path could
+// have.
+var ErrBadNode = errors.New("bad node")
+
+// ValidateNode checks that node could name a contender of the lock at
+// path: a child's name (one component the server would accept), or the
+// full path of a node below path (a semaphore's leases are a level down).
+// It says nothing of whether that node exists.
+func ValidateNode(path, node string) error {
+	full := zkconn.Join(path, node)
+	if strings.HasPrefix(node, "/") {
+		full = node
+	}
+	if node == "" || (full == node && !strings.HasPrefix(node, zkconn.Join(path, ""))) ||
+		(full != node && strings.Contains(node, "/")) || zkconn.ValidatePath(full) != nil {
+		return fmt.Errorf("%w: %s is neither a node's name nor a full path below %s", ErrBadNode, node, path)
+	}
+	if _, ok := ParseContender(full[strings.LastIndexByte(full, '/')+1:]); !ok {
+		// Every recipe's contender ends in the server's sequence number.
+		return fmt.Errorf("%w: %s is not a contender's name: those end in a 10-digit sequence number, as list shows them", ErrBadNode, node)
+	}
+	return nil
 }

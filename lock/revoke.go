@@ -142,44 +142,99 @@ func record(ctx context.Context, c *zkconn.Client, parent, node string, by Revoc
 	}
 }
 
+// revokeRounds bounds how often Revoke lists the queue again because a
+// holder it was about to ask left meanwhile: each time the lock changed
+// hands, and the new holder is asked too.
+const revokeRounds = 5
+
+// ErrHandoffChurn means the holders kept leaving between Revoke's listing
+// and its request, more often than revokeRounds allows.
+var ErrHandoffChurn = errors.New("the lock kept changing hands")
+
+// revokeListed, when set (by tests), runs after each listing of the queue
+// and before any request is written: the window in which a holder may
+// leave and its successor take over.
+var revokeListed func()
+
+// Revoked is what one Revoke did.
+type Revoked struct {
+	// Asked are the contenders the request was written to.
+	Asked []Entry
+	// Left are those about to be asked that left first: a holder that
+	// released between the listing and the request.
+	Left []Entry
+	// Deaf are those not asked because their client has no revocation:
+	// a Kazoo client's node (Kazoo's recipes never watch for the request,
+	// and writing it would only replace the identifier Kazoo keeps there).
+	Deaf []Entry
+}
+
+// deaf reports whether e's client cannot hear a revocation: a Kazoo
+// contender that is not a zklock's (zklock's Kazoo flavor watches for it).
+func deaf(e Entry) bool { return e.Flavor == FlavorKazoo && !e.ByZklock }
+
 // Revoke asks contenders at path to give up their places, Curator's way:
 // it writes revokeMessage as each one's data. With node "" it asks every
 // holder (the one of a mutex, each reader of a shared lock, each lease of
 // a semaphore); otherwise only the contender named node (a name or a full
-// path under path), holder or waiter. It returns the entries asked, empty
-// when there was nobody to ask (no holder, or no such contender: it left). Revocation is cooperative: the contender's
-// client must be alive and watching to act on it.
-func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocation) ([]Entry, error) {
-	q, err := Inspect(ctx, c, path)
-	if err != nil {
-		return nil, err
-	}
-	var targets []Entry
-	for _, e := range q.Entries {
-		if (node == "" && e.Holding) || (node != "" && (e.Name == node || zkconn.Join(e.Path, e.Name) == node)) {
-			targets = append(targets, e)
-		}
-	}
-	var live []string
-	for _, e := range q.Entries {
-		live = append(live, e.Name)
-	}
-	var asked []Entry
-	for _, e := range targets {
-		full := zkconn.Join(e.Path, e.Name)
-		if err := record(ctx, c, e.Path, e.Name, by, live); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return asked, err
-		}
-		err := c.Set(ctx, full, revokeMessage)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // it left meanwhile: nothing to ask
-		}
+// path under path), holder or waiter. Nobody asked means there was nobody
+// to ask: no holder, or no such contender. Revocation is cooperative: the
+// contender's client must be alive and watching to act on it.
+//
+// A holder that leaves between the listing and the request is not the
+// holder any more: whoever took over is. Revoke lists again and asks the
+// new holders, up to revokeRounds times (then ErrHandoffChurn, with what
+// was done so far), unless the one that left had already been asked to
+// give up: its leaving is that earlier request's effect, and its successor
+// was asked nothing. A named contender that left is not followed either.
+func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocation) (Revoked, error) {
+	var r Revoked
+	done := map[string]bool{}
+	for round := 0; round < revokeRounds; round++ {
+		q, err := Inspect(ctx, c, path)
 		if err != nil {
-			return asked, err
+			return r, err
 		}
-		asked = append(asked, e)
+		if revokeListed != nil {
+			revokeListed()
+		}
+		var targets, live []string
+		byName := map[string]Entry{}
+		for _, e := range q.Entries {
+			full := zkconn.Join(e.Path, e.Name)
+			live = append(live, e.Name)
+			if !done[full] && ((node == "" && e.Holding) || (node != "" && (e.Name == node || full == node))) {
+				targets = append(targets, full)
+				byName[full] = e
+			}
+		}
+		follow := false
+		for _, full := range targets {
+			e := byName[full]
+			done[full] = true
+			if deaf(e) {
+				r.Deaf = append(r.Deaf, e)
+				continue
+			}
+			if err := record(ctx, c, e.Path, e.Name, by, live); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return r, err
+			}
+			err := c.Set(ctx, full, revokeMessage)
+			if errors.Is(err, zk.ErrNoNode) {
+				r.Left = append(r.Left, e)
+				follow = follow || (node == "" && !e.Revoke.Pending())
+				continue
+			}
+			if err != nil {
+				return r, err
+			}
+			r.Asked = append(r.Asked, e)
+		}
+		if !follow {
+			return r, nil
+		}
 	}
-	return asked, nil
+	return r, fmt.Errorf("%w while revoke tried to reach its holder (%d times)", ErrHandoffChurn, revokeRounds)
 }
 
 // Released waits until none of entries' nodes exists any more: the revoked

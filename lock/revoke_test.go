@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -52,8 +53,8 @@ func TestRevokedWaiterDoesNotHold(t *testing.T) {
 	zktest.Eventually(t, 10*time.Second, "a waiter", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
 	zktest.Eventually(t, 10*time.Second, "its watches", func() bool { return watchers(t, path+"/"+q[1].Name) == 1 })
 	by := Revocation{Host: "ops-1", PID: 4711, User: "ann"}
-	asked, err := Revoke(ctx, c, path, q[1].Name, by)
-	if err != nil || len(asked) != 1 || asked[0].Holding {
+	done, err := Revoke(ctx, c, path, q[1].Name, by)
+	if asked := done.Asked; err != nil || len(asked) != 1 || asked[0].Holding {
 		t.Fatalf("Revoke of the waiter: %v, %+v", err, asked)
 	}
 	r = <-waiter
@@ -65,12 +66,75 @@ func TestRevokedWaiterDoesNotHold(t *testing.T) {
 		t.Fatalf("the holder lost its lock to a waiter's revocation: %v", err)
 	}
 	// Its own revocation shows in the holder's Verify, as before a command.
-	if asked, err := Revoke(ctx, c, path, "", Revocation{}); err != nil || len(asked) != 1 || !asked[0].Holding {
-		t.Fatalf("Revoke of the holder: %v, %+v", err, asked)
+	if done, err := Revoke(ctx, c, path, "", Revocation{}); err != nil || len(done.Asked) != 1 || !done.Asked[0].Holding {
+		t.Fatalf("Revoke of the holder: %v, %+v", err, done)
 	}
 	if err := b.l.Verify(ctx); !errors.As(err, &revoked) {
 		t.Fatalf("Verify of a revoked holder: %v", err)
 	}
 	b.l.Release(ctx)
 	assertGone(t, path)
+}
+
+// TestRevokeDuringHandoff: the holder releases between Revoke's listing
+// and its request, and the waiter takes over. The request must reach the
+// new holder, not end in "free". When the holder that left had already
+// been asked to give up, its leaving was that request's effect: its
+// successor is left alone.
+func TestRevokeDuringHandoff(t *testing.T) {
+	path := testPath(t)
+	ctx := ctxT(t, 30*time.Second)
+	c := client(t)
+	conn := raw(t)
+	first, err := Acquire(ctx, client(t), path, Request{Data: zdata()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter := acquireAsync(ctx, t, path, Request{Data: zdata()})
+	var q []Contender
+	zktest.Eventually(t, 10*time.Second, "a waiter", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
+	handoff := func() {
+		revokeListed = nil
+		first.Release(ctx)
+		if w := <-waiter; w.err != nil {
+			t.Errorf("the waiter: %v", w.err)
+		}
+	}
+	revokeListed = handoff
+	t.Cleanup(func() { revokeListed = nil })
+	done, err := Revoke(ctx, c, path, "", Revocation{})
+	if err != nil || len(done.Asked) != 1 || done.Asked[0].Name != q[1].Name || len(done.Left) != 1 {
+		t.Fatalf("Revoke across a handoff: %v, %+v; want the new holder %s asked", err, done, q[1].Name)
+	}
+	data, _, err := conn.Get(path + "/" + q[1].Name)
+	if err != nil || !isRevokeRequest(data) {
+		t.Fatalf("the new holder's data %q (%v), want the request", data, err)
+	}
+
+	// Now the holder has a pending request. A second revoke lists it, it
+	// obeys and leaves before the write, a third contender takes over:
+	// that one is not asked.
+	second := q[1].Name
+	third := acquireAsync(ctx, t, path, Request{Data: zdata()})
+	zktest.Eventually(t, 10*time.Second, "a third contender", func() bool { q = queueOf(t, conn, path); return len(q) == 2 })
+	revokeListed = func() {
+		revokeListed = nil
+		if err := conn.Delete(path+"/"+second, -1); err != nil {
+			t.Errorf("delete %s: %v", second, err)
+		}
+		w := <-third
+		if w.err != nil {
+			t.Errorf("the third contender: %v", w.err)
+			return
+		}
+		t.Cleanup(func() { w.l.Release(context.Background()) })
+	}
+	done, err = Revoke(ctx, c, path, "", Revocation{})
+	if err != nil || len(done.Asked) != 0 || len(done.Left) != 1 || !done.Left[0].Revoke.Pending() {
+		t.Fatalf("Revoke of a holder already revoked, leaving: %v, %+v; want nobody asked", err, done)
+	}
+	data, _, err = conn.Get(path + "/" + q[1].Name)
+	if err != nil || isRevokeRequest(data) {
+		t.Fatalf("the third contender's data %q (%v): its predecessor's revocation reached it", data, err)
+	}
 }

@@ -94,6 +94,9 @@ func (l *Lease) waitLease(ctx context.Context, limit int, r Request) error {
 		if err != nil {
 			return err
 		}
+		if err := l.checkRevoked(ctx); err != nil {
+			return err
+		}
 		if busy == nil {
 			if busy, err = scanLeases(ctx, l.c, l.Path, q, l.name(), limit); err != nil {
 				return err
@@ -112,10 +115,38 @@ func (l *Lease) waitLease(ctx context.Context, limit int, r Request) error {
 			r.OnWait(Waiting{Position: len(children), Ahead: q[0], Holder: zkconn.Join(leases, q[0].Name), Node: l.Node})
 		}
 		l.waited = true
+		if err := l.watchOwnLease(ctx); err != nil {
+			return err
+		}
 		if err := l.awaitLeases(ctx, r.Wait, ev); err != nil {
 			return err
 		}
 	}
+}
+
+// watchOwnLease sets a data watch on our lease while it waits for a free
+// one, unless one is set: a revocation (Curator's request written into the
+// lease, see Revoke) must make the waiter leave at once, not when a lease
+// frees up, since it holds the semaphore's mutex and so blocks the whole
+// queue behind it.
+func (l *Lease) watchOwnLease(ctx context.Context) error {
+	if l.own != nil {
+		return nil
+	}
+	data, st, ch, err := l.c.GetW(ctx, l.Node)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return l.goneErr()
+	case err != nil && zkconn.IsConnectionLoss(err):
+		// Not watched this time: the next listing tries again.
+		return nil
+	case err != nil:
+		return err
+	case isRevokeRequest(data):
+		return l.revokedErr(ctx, st)
+	}
+	l.own = ch
+	return nil
 }
 
 // awaitLeases waits for the leases' child watch, bounded by the wait's
@@ -128,6 +159,11 @@ func (l *Lease) awaitLeases(ctx context.Context, w Wait, ev <-chan zk.Event) err
 	defer cancel()
 	select {
 	case <-ev:
+		return nil
+	case e := <-l.own:
+		// Our lease's data changed (a revocation?) or it was deleted:
+		// the next listing and checkRevoked tell which.
+		l.ownEvent(e)
 		return nil
 	case <-l.c.Lost():
 		return l.c.LostErr()

@@ -42,6 +42,18 @@ func (e *RevokeTimeoutError) Error() string {
 	return fmt.Sprintf("%s was not released within %s of the revocation", e.Path, e.After)
 }
 
+// NotRevocableError means a contender to revoke is held by a client that
+// has no revocation (Kazoo): nothing was written to it.
+type NotRevocableError struct {
+	Path    string
+	Holders []lock.Entry
+}
+
+func (e *NotRevocableError) Error() string {
+	return fmt.Sprintf("cannot revoke %s: it is held by %s, and Kazoo's locks have no revocation; stop that client itself",
+		e.Path, view.Describe(e.Holders[0].Contender, e.Holders[0].NodeData))
+}
+
 // Revoke asks the holders of o.Path (or the contender o.Node) to give up
 // their places, and with a Wait, waits until they have.
 func Revoke(ctx context.Context, o RevokeOptions) error {
@@ -50,26 +62,32 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 		return err
 	}
 	defer client.Close()
-	asked, err := lock.Revoke(ctx, client, o.Path, o.Node, lock.Requester())
+	done, err := lock.Revoke(ctx, client, o.Path, o.Node, lock.Requester())
+	asked := done.Asked
+	if errors.Is(err, lock.ErrHandoffChurn) {
+		// Those asked were asked; the lock is busy changing hands.
+		if err := printAsked(o.Out, o.Path, asked); err != nil {
+			return err
+		}
+		return &ConflictError{Err: err, Code: o.ConflictCode}
+	}
 	if err != nil {
 		return err
 	}
-	if len(asked) == 0 {
-		what := o.Path + " is free"
-		if o.Node != "" {
-			what = o.Path + " has no contender " + o.Node
-		}
-		_, err := fmt.Fprintf(o.Out, "nothing to revoke: %s\n", what)
-		return err
-	}
-	for _, e := range asked {
-		role := "holder"
-		if !e.Holding {
-			role = "waiter"
-		}
-		if _, err := fmt.Fprintf(o.Out, "revoked %s %s: %s\n", o.Path, role, view.Escape(view.Describe(e.Contender, e.NodeData))); err != nil {
+	if len(done.Deaf) > 0 {
+		// Those that can hear it were asked; one that cannot keeps the
+		// lock whatever anyone waits for.
+		if err := printAsked(o.Out, o.Path, asked); err != nil {
 			return err
 		}
+		return &ConflictError{Err: &NotRevocableError{Path: o.Path, Holders: done.Deaf}, Code: o.ConflictCode}
+	}
+	if len(asked) == 0 {
+		_, err := fmt.Fprintf(o.Out, "nothing to revoke: %s\n", view.Escape(nothingToRevoke(o.Path, o.Node, done.Left)))
+		return err
+	}
+	if err := printAsked(o.Out, o.Path, asked); err != nil {
+		return err
 	}
 	if o.Wait.try {
 		return nil
@@ -92,6 +110,40 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 	if o.Logf != nil {
 		o.Logf("%s released %s after the revocation", o.Path, time.Since(start).Round(time.Millisecond))
 	}
-	_, err = fmt.Fprintf(o.Out, "released %s\n", o.Path)
+	_, err = fmt.Fprintf(o.Out, "released %s\n", view.Escape(o.Path))
 	return err
+}
+
+// nothingToRevoke says why a revoke asked nobody, given the contenders
+// that left before the request reached them.
+func nothingToRevoke(path, node string, left []lock.Entry) string {
+	switch {
+	case node != "" && len(left) > 0:
+		return fmt.Sprintf("contender %s of %s left before the request reached it", node, path)
+	case node != "":
+		return fmt.Sprintf("%s has no contender %s (it left, or never was)", path, node)
+	case len(left) == 0:
+		return path + " is free"
+	}
+	for _, e := range left {
+		if e.Revoke.Pending() {
+			return fmt.Sprintf("%s released %s before the request reached it, as an earlier revocation asked; whoever holds it now was not asked",
+				view.Describe(e.Contender, e.NodeData), path)
+		}
+	}
+	return fmt.Sprintf("%s released %s before the request reached it, and %s is free now", view.Describe(left[0].Contender, left[0].NodeData), path, path)
+}
+
+// printAsked says which contenders of path were asked to give up.
+func printAsked(w io.Writer, path string, asked []lock.Entry) error {
+	for _, e := range asked {
+		role := "holder"
+		if !e.Holding {
+			role = "waiter"
+		}
+		if _, err := fmt.Fprintf(w, "revoked %s %s: %s\n", view.Escape(path), role, view.Escape(view.Describe(e.Contender, e.NodeData))); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -75,7 +75,7 @@ func (e *OpError) Error() string {
 	what := fmt.Sprintf("cannot %s %s", e.Op, e.Path)
 	switch {
 	case errors.Is(e.Err, zk.ErrNoAuth):
-		right := map[string]string{OpCreate: "create nodes in it", OpDelete: "delete nodes in it"}[e.Op]
+		right := map[string]string{OpCreate: "create nodes in it", OpDelete: "delete nodes in it", OpWrite: "write it"}[e.Op]
 		if right == "" {
 			right = "read it"
 		}

@@ -22,6 +22,7 @@ func TestOpError(t *testing.T) {
 	}{
 		{OpCreate, "/locks/a/_c_x-lock-", zk.ErrNoAuth, "permission denied: cannot create /locks/a/_c_x-lock-: the ACL of /locks/a does not let this client create nodes in it", true, false},
 		{OpList, "/kafka", zk.ErrNoAuth, "permission denied: cannot list the children of /kafka: the ACL of /kafka does not let this client read it", true, false},
+		{OpWrite, "/locks/a/n", zk.ErrNoAuth, "permission denied: cannot write /locks/a/n: the ACL of /locks/a/n does not let this client write it", true, false},
 		{OpDelete, "/locks/a/n", zk.ErrNoAuth, "the ACL of /locks/a does not let this client delete nodes in it", true, false},
 		{OpCreate, "/a", zk.ErrInvalidACL, "refused the node's ACL", true, false},
 		{OpRead, "/a", zk.ErrAuthFailed, "rejected the credentials", true, false},

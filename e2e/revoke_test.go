@@ -209,3 +209,35 @@ func TestRevokeSemaphoreWaiter(t *testing.T) {
 	wantExit(t, third, thirdErr, 0, "third")
 	assertGone(t, conn, path)
 }
+
+// TestRevokeSemaphoreMutexWaiter revokes, by the NODE list shows
+// (locks/NAME), a contender that waits in a semaphore's internal mutex for
+// its turn to create a lease: it leaves (76, command not run), and the
+// waiting lease and the holder are undisturbed.
+func TestRevokeSemaphoreMutexWaiter(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	conn := rawZK(t)
+	holder, holderErr := startGated(t, dir, "h", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	waiter, waiterErr := startGated(t, dir, "w", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the waiter's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
+	third, thirdErr := startGated(t, dir, "x", "run", "--limit", "1", "--path", path)
+	// The waiter holds the mutex while it waits for a lease; the third
+	// queues behind it in locks/.
+	zktest.Eventually(t, 10*time.Second, "the third in the mutex's queue", func() bool { return queueLen(conn, path+"/locks") == 2 })
+	q := sortedChildren(t, path+"/locks")
+	code, out, errOut := revoke(t, "--path", path, "--node", "locks/"+q[1])
+	if code != 0 || !strings.Contains(out, "waiter") {
+		t.Fatalf("revoke exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	wantExit(t, third, thirdErr, 76, "revoked mutex waiter")
+	if fileExists(filepath.Join(dir, "x.started")) {
+		t.Errorf("the revoked waiter ran its command")
+	}
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder")
+	zktest.Eventually(t, 10*time.Second, "the waiter's command", func() bool { return fileExists(filepath.Join(dir, "w.started")) })
+	touch(t, filepath.Join(dir, "w"))
+	wantExit(t, waiter, waiterErr, 0, "waiter")
+	assertGone(t, conn, path)
+}

@@ -23,16 +23,21 @@ func ValidatePath(p string) error {
 var ErrBadNode = errors.New("bad node")
 
 // ValidateNode checks that node could name a contender of the lock at
-// path: a child's name (one component the server would accept), or the
-// full path of a node below path (a semaphore's leases are a level down).
+// path: a child's name (one component the server would accept), a
+// semaphore's leases/NAME or locks/NAME, or the full path of a node below
+// path (a semaphore's are a level down).
 // It says nothing of whether that node exists.
 func ValidateNode(path, node string) error {
 	full := zkconn.Join(path, node)
 	if strings.HasPrefix(node, "/") {
 		full = node
 	}
+	// A semaphore's contender, as list shows it: leases/NAME or locks/NAME.
+	under, _, nested := strings.Cut(node, "/")
+	semaphoreChild := full != node && nested && (under == semLeases || under == semLocks) &&
+		strings.Count(node, "/") == 1
 	if node == "" || (full == node && !strings.HasPrefix(node, zkconn.Join(path, ""))) ||
-		(full != node && strings.Contains(node, "/")) || zkconn.ValidatePath(full) != nil {
+		(full != node && strings.Contains(node, "/") && !semaphoreChild) || zkconn.ValidatePath(full) != nil {
 		return fmt.Errorf("%w: %s is neither a node's name nor a full path below %s", ErrBadNode, node, path)
 	}
 	if _, ok := ParseContender(full[strings.LastIndexByte(full, '/')+1:]); !ok {

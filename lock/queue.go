@@ -32,6 +32,15 @@ type Entry struct {
 	Under string
 }
 
+// Node is the contender's node: a child of Path, or, for a semaphore's
+// entry, of Path/Under.
+func (e Entry) Node() string {
+	if e.Under == "" {
+		return zkconn.Join(e.Path, e.Name)
+	}
+	return zkconn.Join(e.Path, e.Under, e.Name)
+}
+
 // Queue is a lock path and its contenders in order.
 type Queue struct {
 	Path    string
@@ -92,9 +101,14 @@ func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly boo
 	if len(cs) == 0 {
 		for _, ch := range children {
 			if ch == semLeases {
-				// A semaphore: its holders are its leases.
-				q, err := inspect(ctx, c, zkconn.Join(path, semLeases), holdersOnly)
-				return semaphoreQueue(path, q, Queue{}), err
+				// A semaphore: its holders are its leases, and then
+				// come those waiting in its mutex to create one.
+				leases, err := inspect(ctx, c, zkconn.Join(path, semLeases), holdersOnly)
+				if err != nil || holdersOnly {
+					return semaphoreQueue(path, leases, Queue{}), err
+				}
+				locks, err := inspect(ctx, c, zkconn.Join(path, semLocks), false)
+				return semaphoreQueue(path, leases, locks), err
 			}
 		}
 	}

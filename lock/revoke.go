@@ -190,6 +190,10 @@ func deaf(e Entry) bool { return e.Flavor == FlavorKazoo && !e.ByZklock }
 func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocation) (Revoked, error) {
 	var r Revoked
 	done := map[string]bool{}
+	want := node // the full path a node given as leases/NAME or locks/NAME means
+	if strings.Contains(node, "/") && !strings.HasPrefix(node, "/") {
+		want = zkconn.Join(path, node)
+	}
 	for round := 0; round < revokeRounds; round++ {
 		q, err := Inspect(ctx, c, path)
 		if err != nil {
@@ -198,12 +202,14 @@ func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocat
 		if revokeListed != nil {
 			revokeListed()
 		}
-		var targets, live []string
+		var targets []string
+		live := map[string][]string{} // by parent: a semaphore's leases and its mutex queue
 		byName := map[string]Entry{}
 		for _, e := range q.Entries {
-			full := zkconn.Join(e.Path, e.Name)
-			live = append(live, e.Name)
-			if !done[full] && ((node == "" && e.Holding) || (node != "" && (e.Name == node || full == node))) {
+			full := e.Node()
+			parent := full[:strings.LastIndexByte(full, '/')]
+			live[parent] = append(live[parent], e.Name)
+			if !done[full] && ((node == "" && e.Holding) || (node != "" && (e.Name == node || full == want))) {
 				targets = append(targets, full)
 				byName[full] = e
 			}
@@ -216,7 +222,8 @@ func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocat
 				r.Deaf = append(r.Deaf, e)
 				continue
 			}
-			if err := record(ctx, c, e.Path, e.Name, by, live); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			parent := full[:strings.LastIndexByte(full, '/')]
+			if err := record(ctx, c, parent, e.Name, by, live[parent]); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return r, err
 			}
 			err := c.Set(ctx, full, revokeMessage)
@@ -241,7 +248,7 @@ func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocat
 // holders have released. It watches each in turn; ctx bounds the wait.
 func Released(ctx context.Context, c *zkconn.Client, entries []Entry) error {
 	for _, e := range entries {
-		full := zkconn.Join(e.Path, e.Name)
+		full := e.Node()
 		for {
 			_, _, ev, err := c.GetW(ctx, full)
 			switch {

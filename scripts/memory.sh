@@ -32,6 +32,12 @@ scripts/zk-local.sh start "$port" >/dev/null
 export ZKLOCK_SERVERS="127.0.0.1:$port"
 "$bin" run --path /mem -- sleep 600 2>/dev/null &
 pids+=($!)
+# The holder first: a waiter that got in ahead of it would take the lock,
+# run `true` and leave, and never be counted as waiting.
+for ((s = 0; s < 100; s++)); do
+  "$bin" list --path /mem --json 2>/dev/null | grep -q '"holding"' && break
+  sleep 0.1
+done
 for ((i = 0; i < waiters; i++)); do
   "$bin" run --path /mem -- true 2>>"$ZKLOCK_ZK_DIR/waiters.err" &
   pids+=($!)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
 )
 
@@ -176,12 +178,7 @@ func TestRevokeIgnored(t *testing.T) {
 // (exit 76, command not run), not when a lease frees up, and a third
 // contender then queues and takes the lease once the holder is done.
 func TestRevokeSemaphoreWaiter(t *testing.T) {
-	dir, path := t.TempDir(), lockPath(t)
-	conn := rawZK(t)
-	holder, holderErr := startGated(t, dir, "h", "run", "--limit", "1", "--path", path)
-	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
-	waiter, waiterErr := startGated(t, dir, "w", "run", "--limit", "1", "--path", path)
-	zktest.Eventually(t, 10*time.Second, "the waiter's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
+	dir, path, conn, holder, holderErr, waiter, waiterErr := semaphoreBusy(t)
 	q := sortedChildren(t, path+"/leases")
 	code, out, errOut := revoke(t, "--path", path, "--node", q[1])
 	if code != 0 || !strings.Contains(out, "waiter") {
@@ -215,12 +212,7 @@ func TestRevokeSemaphoreWaiter(t *testing.T) {
 // its turn to create a lease: it leaves (76, command not run), and the
 // waiting lease and the holder are undisturbed.
 func TestRevokeSemaphoreMutexWaiter(t *testing.T) {
-	dir, path := t.TempDir(), lockPath(t)
-	conn := rawZK(t)
-	holder, holderErr := startGated(t, dir, "h", "run", "--limit", "1", "--path", path)
-	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
-	waiter, waiterErr := startGated(t, dir, "w", "run", "--limit", "1", "--path", path)
-	zktest.Eventually(t, 10*time.Second, "the waiter's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
+	dir, path, conn, holder, holderErr, waiter, waiterErr := semaphoreBusy(t)
 	third, thirdErr := startGated(t, dir, "x", "run", "--limit", "1", "--path", path)
 	// The waiter holds the mutex while it waits for a lease; the third
 	// queues behind it in locks/.
@@ -240,4 +232,18 @@ func TestRevokeSemaphoreMutexWaiter(t *testing.T) {
 	touch(t, filepath.Join(dir, "w"))
 	wantExit(t, waiter, waiterErr, 0, "waiter")
 	assertGone(t, conn, path)
+}
+
+// semaphoreBusy starts, at a new path, a gated holder (h) of a semaphore of
+// limit 1 and a gated waiter (w) whose lease waits beyond the limit, and
+// returns once that lease is there.
+func semaphoreBusy(t *testing.T) (dir, path string, conn *zk.Conn, holder *exec.Cmd, holderErr *syncBuffer, waiter *exec.Cmd, waiterErr *syncBuffer) {
+	t.Helper()
+	dir, path = t.TempDir(), lockPath(t)
+	conn = rawZK(t)
+	holder, holderErr = startGated(t, dir, "h", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	waiter, waiterErr = startGated(t, dir, "w", "run", "--limit", "1", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the waiter's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
+	return dir, path, conn, holder, holderErr, waiter, waiterErr
 }

@@ -63,6 +63,15 @@ func (a *revokeArena) exit(c *exec.Cmd, stderr *bytes.Buffer, want int, who stri
 	}
 }
 
+// runsNext waits for the waiter w to run its command once the revoked
+// holder is gone, lets the command finish, and expects exit 0.
+func (a *revokeArena) runsNext(waiter *exec.Cmd, stderr *bytes.Buffer, who string) {
+	a.t.Helper()
+	zktest.Eventually(a.t, 10*time.Second, who+"'s command", a.inside("w"))
+	os.WriteFile(filepath.Join(a.dir, "w.out"), nil, 0o644)
+	a.exit(waiter, stderr, 0, who)
+}
+
 func zklockRun(t *testing.T, path, name string) []string {
 	return []string{zklockBin(t), "run", "--path", path, "--", "sh", "-c", detected, "sh", name}
 }
@@ -93,9 +102,7 @@ func TestRevokeCuratorHolder(t *testing.T) {
 	if !strings.Contains(curErr.String(), "revoked") {
 		t.Errorf("the Curator runner did not see the revocation: %s", curErr.String())
 	}
-	zktest.Eventually(t, 10*time.Second, "the zklock waiter's command", a.inside("w"))
-	os.WriteFile(filepath.Join(a.dir, "w.out"), nil, 0o644)
-	a.exit(waiter, &zkErr, 0, "the zklock waiter")
+	a.runsNext(waiter, &zkErr, "the zklock waiter")
 }
 
 // TestCuratorRevokesZklock: Curator's Revoker.attemptRevoke stops a zklock
@@ -130,9 +137,7 @@ func TestCuratorRevokesZklock(t *testing.T) {
 	if !strings.Contains(holdErr.String(), "revoked by a client that left no record") {
 		t.Errorf("the holder does not say it was revoked: %s", holdErr.String())
 	}
-	zktest.Eventually(t, 10*time.Second, "the waiter's command", a.inside("w"))
-	os.WriteFile(filepath.Join(a.dir, "w.out"), nil, 0o644)
-	a.exit(waiter, &waitErr, 0, "the waiter")
+	a.runsNext(waiter, &waitErr, "the waiter")
 }
 
 // TestRevokeKazooHolder: Kazoo's locks have no revocation, so `zklock

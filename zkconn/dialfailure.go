@@ -182,11 +182,12 @@ func closedByPeer(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// closedInHandshake names the likely causes: the connection cap first, and
-// without TLS also a secureClientPort, which drops a client that does not
-// speak TLS in the same way.
+// closedInHandshake names the likely causes: the connection cap first,
+// then a port of the other kind: a secureClientPort drops a client that does
+// not speak TLS in the same way, and a plain port one that does (it reads
+// the TLS hello as a frame too large to be one).
 func (f *lastFailure) closedInHandshake(address string) error {
-	likely := "too many connections from this host? (the server's maxClientCnxns, 60 per client address by default)"
+	likely := "too many connections from this host (the server's maxClientCnxns, 60 per client address by default), or a port that does not speak TLS?"
 	if !f.tls {
 		likely = "too many connections from this host (the server's maxClientCnxns, 60 per client address by default), or a TLS-only port?"
 	}

@@ -5,13 +5,13 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/lock"
 )
 
 // revoke runs `zklock revoke ARGS` to its end and returns its exit code
@@ -31,8 +31,11 @@ func sortedChildren(t *testing.T, path string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Slice(ch, func(i, j int) bool { return ch[i][len(ch[i])-10:] < ch[j][len(ch[j])-10:] })
-	return ch
+	var names []string
+	for _, c := range lock.Contenders(ch) {
+		names = append(names, c.Name)
+	}
+	return names
 }
 
 // TestRevokeHolder revokes a holder whose command is a process tree: the

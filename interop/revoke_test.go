@@ -11,6 +11,7 @@ import (
 
 	"github.com/zklock/zklock/internal/peers"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/lock"
 )
 
 // detected is a command inside the overlap detector: the shell itself holds
@@ -122,10 +123,7 @@ func TestCuratorRevokesZklock(t *testing.T) {
 		if err != nil || len(ch) != 2 {
 			return false
 		}
-		first = ch[0]
-		if ch[1][len(ch[1])-10:] < first[len(first)-10:] {
-			first = ch[1]
-		}
+		first = lock.Contenders(ch)[0].Name
 		return true
 	})
 

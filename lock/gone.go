@@ -92,14 +92,20 @@ func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
 	if !l.waited {
 		return nil
 	}
-	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
-	// Only over the data we created the node with (version 0): a
-	// revocation request written since must stay for the guard to see.
-	_, err := l.c.SetVersion(ctx, l.Node, o.Encode(), 0)
+	_, err := l.writeAcquired(ctx, o)
 	if errors.Is(err, zk.ErrBadVersion) {
-		return nil
+		return nil // recorded already (Stamp), or a revocation request
 	}
 	return err
+}
+
+// writeAcquired rewrites our node's data with o.Acquired set to now, only
+// over the data we created the node with (version 0): a revocation request
+// written since must stay for the guard to see, and an acquisition already
+// recorded needs no second write.
+func (l *Lease) writeAcquired(ctx context.Context, o Owner) (*zk.Stat, error) {
+	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
+	return l.c.SetVersion(ctx, l.Node, o.Encode(), 0)
 }
 
 // HeldNode is what the server says of a holder's node: its creation zxid

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path"
 	"strings"
 	"time"
 
@@ -93,10 +94,7 @@ type revokeRecord struct {
 // recordFor reads who asked node (a full path) to give up, if zklock's
 // record in its parent says so. A missing or foreign record is no record.
 func recordFor(ctx context.Context, c *zkconn.Client, node string) Revocation {
-	parent, name := node[:strings.LastIndexByte(node, '/')], node[strings.LastIndexByte(node, '/')+1:]
-	if parent == "" {
-		parent = "/"
-	}
+	parent, name := path.Dir(node), path.Base(node)
 	data, _, err := c.Get(ctx, parent)
 	if err != nil {
 		return Revocation{}
@@ -187,15 +185,15 @@ func deaf(e Entry) bool { return e.Flavor == FlavorKazoo && !e.ByZklock }
 // was done so far), unless the one that left had already been asked to
 // give up: its leaving is that earlier request's effect, and its successor
 // was asked nothing. A named contender that left is not followed either.
-func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocation) (Revoked, error) {
+func Revoke(ctx context.Context, c *zkconn.Client, lockPath, node string, by Revocation) (Revoked, error) {
 	var r Revoked
 	done := map[string]bool{}
 	want := node // the full path a node given as leases/NAME or locks/NAME means
 	if strings.Contains(node, "/") && !strings.HasPrefix(node, "/") {
-		want = zkconn.Join(path, node)
+		want = zkconn.Join(lockPath, node)
 	}
 	for round := 0; round < revokeRounds; round++ {
-		q, err := Inspect(ctx, c, path)
+		q, err := Inspect(ctx, c, lockPath)
 		if err != nil {
 			return r, err
 		}
@@ -207,8 +205,7 @@ func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocat
 		byName := map[string]Entry{}
 		for _, e := range q.Entries {
 			full := e.Node()
-			parent := full[:strings.LastIndexByte(full, '/')]
-			live[parent] = append(live[parent], e.Name)
+			live[path.Dir(full)] = append(live[path.Dir(full)], e.Name)
 			if !done[full] && ((node == "" && e.Holding) || (node != "" && (e.Name == node || full == want))) {
 				targets = append(targets, full)
 				byName[full] = e
@@ -222,7 +219,7 @@ func Revoke(ctx context.Context, c *zkconn.Client, path, node string, by Revocat
 				r.Deaf = append(r.Deaf, e)
 				continue
 			}
-			parent := full[:strings.LastIndexByte(full, '/')]
+			parent := path.Dir(full)
 			if err := record(ctx, c, parent, e.Name, by, live[parent]); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return r, err
 			}

@@ -78,31 +78,24 @@ func RecordSuccess(ctx context.Context, c *zkconn.Client, path string, o Owner) 
 	}
 }
 
-// Stamp rewrites our node's data with the acquisition time and returns the
-// server's time of that write: "now" on the leader's clock, to compare with
-// a success record's time without trusting this host's clock. It writes
-// only over data it has seen (a version check), so that a revocation
-// request written meanwhile stays in the node: it returns that request as
-// a *RevokedError instead.
+// Stamp records the acquisition time in our node (as MarkAcquired does)
+// and returns the server's time of that write: "now" on the leader's
+// clock, to compare with a success record's time without trusting this
+// host's clock. If the node was written since we created it, the write was
+// MarkAcquired's, made after we took the lock, and its mtime serves as
+// well; or it was a revocation request, which stays in the node for the
+// guard, and is returned as a *RevokedError.
 func (l *Lease) Stamp(ctx context.Context, o Owner) (time.Time, error) {
-	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
-	var version int32 // the data we created the node with
-	for {
-		st, err := l.c.SetVersion(ctx, l.Node, o.Encode(), version)
-		if err == nil {
-			return time.UnixMilli(st.Mtime).UTC(), nil
-		}
-		if !errors.Is(err, zk.ErrBadVersion) {
-			return time.Time{}, err
-		}
-		// Changed since: by MarkAcquired, or by a revoker.
-		data, st, err := l.c.Get(ctx, l.Node)
-		if err != nil {
-			return time.Time{}, err
-		}
-		if isRevokeRequest(data) {
+	st, err := l.writeAcquired(ctx, o)
+	if errors.Is(err, zk.ErrBadVersion) {
+		var data []byte
+		data, st, err = l.c.Get(ctx, l.Node)
+		if err == nil && isRevokeRequest(data) {
 			return time.Time{}, l.revokedErr(ctx, st)
 		}
-		version = st.Version
 	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(st.Mtime).UTC(), nil
 }

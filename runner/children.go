@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"path"
 	"sort"
 	"strings"
 
@@ -24,7 +23,7 @@ func PathsUnder(ctx context.Context, conn zkconn.Options, parent, prefix string)
 	}
 	var paths []string
 	for _, n := range names {
-		p := path.Join(parent, n)
+		p := zkconn.Join(parent, n)
 		if strings.HasPrefix(n, prefix) && p != "/zookeeper" {
 			paths = append(paths, p)
 		}

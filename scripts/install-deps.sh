@@ -25,6 +25,7 @@ DEB_PACKAGES=(
   man-db # internal/manpages and scripts/package-test.sh: man renders the generated pages
   groff-base # internal/manpages: groff -ww checks the pages format without a warning
   bash-completion # scripts/package-test.sh: loads the packaged completion as a login shell would
+  procps # e2e: ps, to prove no secret reaches a process's command line (not in a minimal Debian)
 )
 
 # ZooKeeper server for the integration tests and the demo (pulls in a JRE).

@@ -52,10 +52,12 @@ func TestDeletedWaiterDoesNotHold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waiter := acquireAsync(ctx, t, path, Request{Mode: mode, Data: zdata()})
-			back := acquireAsync(ctx, t, path, Request{Data: zdata()})
 			conn := raw(t)
 			var q []Contender
+			// One at a time: two started together may queue in either order.
+			waiter := acquireAsync(ctx, t, path, Request{Mode: mode, Data: zdata()})
+			zktest.Eventually(t, 10*time.Second, "a waiter", func() bool { return len(queueOf(t, conn, path)) == 2 })
+			back := acquireAsync(ctx, t, path, Request{Data: zdata()})
 			zktest.Eventually(t, 10*time.Second, "two waiters to watch", func() bool {
 				q = queueOf(t, conn, path)
 				return len(q) == 3

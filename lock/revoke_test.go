@@ -24,10 +24,12 @@ func TestRevokedWaiterDoesNotHold(t *testing.T) {
 	if _, err := Acquire(ctx, client(t), path, Request{Data: zdata()}); err != nil {
 		t.Fatal(err)
 	}
-	waiter := acquireAsync(ctx, t, path, Request{Data: zdata()})
-	back := acquireAsync(ctx, t, path, Request{Data: zdata()})
 	conn := raw(t)
 	var q []Contender
+	// One at a time: two started together may queue in either order.
+	waiter := acquireAsync(ctx, t, path, Request{Data: zdata()})
+	zktest.Eventually(t, 10*time.Second, "a waiter", func() bool { return len(queueOf(t, conn, path)) == 2 })
+	back := acquireAsync(ctx, t, path, Request{Data: zdata()})
 	zktest.Eventually(t, 10*time.Second, "two waiters", func() bool { q = queueOf(t, conn, path); return len(q) == 3 })
 	zktest.Eventually(t, 10*time.Second, "the watches", func() bool {
 		return watchers(t, path+"/"+q[0].Name) == 1 && watchers(t, path+"/"+q[1].Name) == 2 &&

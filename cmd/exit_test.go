@@ -97,6 +97,11 @@ func TestMainOutput(t *testing.T) {
 		{[]string{"revoke", "--path", "/a", "--timeout", "-1s"}, 64, ""},
 		{[]string{"revoke", "--path", "/a", "-E", "300"}, 64, "zklock: --conflict-exit-code must be between 0 and 255 (see zklock --help)\n"},
 		{[]string{"run", "--path", "/a", "--on-revoke", "later", "--", "true"}, 64, ""},
+		// An overlong value is cut short in the message, wherever it is quoted.
+		{[]string{"revoke", "--path", "/a", "--node", strings.Repeat("n", 100000)}, 64, "zklock: bad node: " + strings.Repeat("n", 120) +
+			"…[99840 bytes cut]…" + strings.Repeat("n", 40) + " is not a contender's name: those end in a 10-digit sequence number, as list shows them (see zklock --help)\n"},
+		{[]string{"run", "--path", "/a", "--timeout", strings.Repeat("9", 100000) + "h", "--", "true"}, 64, ""},
+		{[]string{"run", "--path", "/a", "--" + strings.Repeat("x", 100000), "--", "true"}, 64, ""},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errb)
@@ -105,6 +110,9 @@ func TestMainOutput(t *testing.T) {
 		}
 		if tc.err != "" && errb.String() != tc.err {
 			t.Errorf("%q: stderr %q, want %q", tc.args, errb.String(), tc.err)
+		}
+		if errb.Len() > 1000 {
+			t.Errorf("%.40q…: %d bytes on stderr", tc.args, errb.Len())
 		}
 		if strings.Count(errb.String(), "\n") > 1 {
 			t.Errorf("%q: more than one line on stderr: %q", tc.args, errb.String())

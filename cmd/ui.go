@@ -77,7 +77,8 @@ func (u *ui) say(line string) {
 
 // oneLine makes a message one safe line. Messages quote what other clients
 // wrote (a holder's host, user and command line), so control characters
-// and invalid UTF-8 are shown escaped rather than sent to the terminal.
+// and invalid UTF-8 are shown escaped rather than sent to the terminal; and
+// they quote what the user typed, so an overlong value is cut short.
 func oneLine(s string) string {
-	return view.Escape(strings.TrimSpace(s))
+	return view.Escape(view.CutLong(strings.TrimSpace(s)))
 }

@@ -429,7 +429,22 @@ func (c *Client) wrap(op, p string, err error) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if IsConnectionLoss(err) && c.closedForAuth() {
+		// The server refused an unauthenticated session in the reply to
+		// whichever request reached it first (the keepalive's, maybe) and
+		// then closed the connection under every other one: this request
+		// was lost for the same reason.
+		err = errSessionRequiresAuth
+	}
 	return &OpError{Op: op, Path: p, Err: err}
+}
+
+// closedForAuth reports whether a reply on this session said that the
+// server demands authentication and closes the session.
+func (c *Client) closedForAuth() bool {
+	c.wire.mu.Lock()
+	defer c.wire.mu.Unlock()
+	return c.wire.authRequired
 }
 
 // GetW reads a node and leaves a data watch on it. Unlike an exists watch, a

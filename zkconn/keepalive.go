@@ -118,9 +118,9 @@ const maxRefusals = 3
 // forever.
 func (c *Client) giveUpIfRefused() {
 	c.wire.mu.Lock()
-	n, auth := c.wire.refusals, c.wire.authRequired
+	n := c.wire.refusals
 	c.wire.mu.Unlock()
-	if auth {
+	if c.closedForAuth() {
 		c.sess.fail(errSessionRequiresAuth)
 		return
 	}

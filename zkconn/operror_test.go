@@ -45,3 +45,25 @@ func TestOpError(t *testing.T) {
 		}
 	}
 }
+
+// TestLossAfterAuthRefusal: a server that demands authentication answers
+// only the first request of an unauthenticated connection, with -124, and
+// closes the connection under the others. Whichever request met the reply
+// (the keepalive's, often), the others read as the same refusal, not as a
+// dropped connection.
+func TestLossAfterAuthRefusal(t *testing.T) {
+	c := &Client{wire: &wireTracker{}}
+	if err := c.wrap(OpList, "/locks", zk.ErrConnectionClosed); IsPermission(err) {
+		t.Errorf("a plain loss: %v, want no permission error", err)
+	}
+	c.wire.authRequired = true
+	for _, lost := range []error{zk.ErrConnectionClosed, zk.ErrNoServer} {
+		err := c.wrap(OpList, "/locks", lost)
+		if !IsPermission(err) || !strings.Contains(err.Error(), "cannot list the children of /locks: the server requires authentication") {
+			t.Errorf("%v after a -124 reply: %v, want the refusal", lost, err)
+		}
+	}
+	if err := c.wrap(OpRead, "/a", zk.ErrNoNode); !errors.Is(err, zk.ErrNoNode) {
+		t.Errorf("another error after a -124 reply: %v, want it kept", err)
+	}
+}

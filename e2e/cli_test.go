@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
 	"github.com/zklock/zklock/lockexec"
+	"github.com/zklock/zklock/zkconn"
 )
 
 func lockPath(t *testing.T) string { return zktest.TestPath(t, "/cli") }
@@ -251,8 +252,10 @@ func TestConnectTimeout(t *testing.T) {
 		if code := zktest.ExitCodeT(t, err); code != 69 {
 			t.Errorf("%s: exit %d, want 69: %s", servers, code, out)
 		}
-		// The bound allows for process start-up and the session close.
-		if d := time.Since(start); d > 2500*time.Millisecond {
+		// The bound allows for process start-up and the session close of
+		// a race-detector build on a loaded machine, and stays below the
+		// 5s default, so it still shows the flag is what ended the wait.
+		if d := time.Since(start); d >= zkconn.DefaultConnectTimeout-time.Second {
 			t.Errorf("%s: took %s with --connect-timeout 1s", servers, d)
 		}
 		if !bytes.HasPrefix(out, []byte("zklock: zookeeper unavailable")) || bytes.Count(out, []byte("\n")) != 1 {

@@ -161,19 +161,24 @@ func TestDeletedLockRecheckedBeforeRun(t *testing.T) {
 // took the lock, not the time it joined the queue.
 func TestHeldSinceAcquisition(t *testing.T) {
 	path, dir := lockPath(t), t.TempDir()
+	// Each time is bracketed by events seen here: the second holder joined
+	// between the start of gatedPair and its return, and took the lock
+	// after the first one's gate opened and before its own command ran.
+	// However slow the machine, the stamp lies within its bracket.
+	beforeJoin := time.Now()
 	first, firstErr, second, secondErr := gatedPair(t, dir, path, "a", "b")
 	joined := time.Now()
-	// The two times must differ in the seconds that the message shows,
-	// by more than a loaded machine (the race detector's builds) blurs.
-	time.Sleep(4 * time.Second)
+	// The brackets must not share a second, the unit the message shows.
+	time.Sleep(2 * time.Second)
+	released := time.Now()
 	touch(t, filepath.Join(dir, "a"))
 	wantExit(t, first, firstErr, 0, "first holder")
 	zktest.Eventually(t, 10*time.Second, "the second holder", func() bool { return fileExists(filepath.Join(dir, "b.started")) })
 	acquired := time.Now()
-	stamp := func(at time.Time) []string {
+	stamps := func(from, to time.Time) []string {
 		var out []string
-		for _, d := range []time.Duration{-2 * time.Second, -time.Second, 0, time.Second} {
-			out = append(out, "since "+at.Add(d).Local().Format(time.RFC3339))
+		for at := from.Truncate(time.Second); !at.After(to); at = at.Add(time.Second) {
+			out = append(out, "since "+at.Local().Format(time.RFC3339))
 		}
 		return out
 	}
@@ -181,14 +186,14 @@ func TestHeldSinceAcquisition(t *testing.T) {
 	zktest.Eventually(t, 10*time.Second, "the busy message to give the acquisition time", func() bool {
 		out, _ := zklock(t, "tryrun", "--path", path, "--", "true").CombinedOutput()
 		msg = string(out)
-		for _, s := range stamp(acquired) {
+		for _, s := range stamps(released, acquired) {
 			if strings.Contains(msg, s) {
 				return true
 			}
 		}
 		return false
 	})
-	for _, s := range stamp(joined) {
+	for _, s := range stamps(beforeJoin, joined) {
 		if strings.Contains(msg, s) {
 			t.Errorf("busy message %q gives the time the holder joined", msg)
 		}

@@ -81,11 +81,19 @@ sleep 0.3; rmdir "$D/r.$$"`
 ls -d "$D"/r.* >/dev/null 2>&1 && echo "writer with readers" >> "$D/bad"
 sleep 0.03; rmdir "$D/writer"`
 
-	// A writer holds the lock while four readers queue behind it.
+	// A writer holds the lock while four readers queue behind it. Each of
+	// them stays inside until all four are (10s at most), so that how late
+	// one of them is scheduled after the writer leaves cannot decide how
+	// many are seen together; if they were let in one by one, each gives
+	// up waiting and the count shows it.
+	const releasedScript = `mkdir "$D/r.$$"; ls -d "$D"/r.* | wc -l >> "$D/readers"
+[ -e "$D/writer" ] && echo "reader with writer" >> "$D/bad"
+i=0; while [ "$(ls -d "$D"/r.* | wc -l)" -lt 4 ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+rmdir "$D/r.$$"`
 	gate := startHolderArgs(t, []string{"run", "--path", path})
 	var readers []*exec.Cmd
 	for i := 0; i < 4; i++ {
-		c := zklock(t, "run", "--shared", "--path", path, "--", "sh", "-c", readerScript)
+		c := zklock(t, "run", "--shared", "--path", path, "--", "sh", "-c", releasedScript)
 		c.Env = append(c.Env, "D="+dir)
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
@@ -101,8 +109,8 @@ sleep 0.03; rmdir "$D/writer"`
 			t.Errorf("reader exit %d", code)
 		}
 	}
-	if m := maxOf(t, filepath.Join(dir, "readers")); m < 3 {
-		t.Errorf("at most %d of the 4 released readers ran at once, want at least 3", m)
+	if m := maxOf(t, filepath.Join(dir, "readers")); m != 4 {
+		t.Errorf("at most %d of the 4 released readers ran at once, want all 4", m)
 	}
 
 	// A mixed stream: exclusion must hold throughout.

@@ -72,7 +72,7 @@ func TestFIFOOrder(t *testing.T) {
 			l.Release(ctxT(t, 5*time.Second))
 		}(i)
 		// Join one at a time so the queue order is known.
-		zktest.Eventually(t, 5*time.Second, "waiter to queue", func() bool {
+		zktest.Eventually(t, 10*time.Second, "waiter to queue", func() bool {
 			ch, _, _ := conn.Children(path)
 			return len(ch) == i+2
 		})

@@ -40,7 +40,7 @@ func TestSharedLock(t *testing.T) {
 		wDone <- w
 	}()
 	conn := raw(t)
-	zktest.Eventually(t, 5*time.Second, "the writer to queue", func() bool {
+	zktest.Eventually(t, 10*time.Second, "the writer to queue", func() bool {
 		ch, _, _ := conn.Children(path)
 		return len(ch) == 3
 	})
@@ -85,7 +85,13 @@ func TestSharedHerdFree(t *testing.T) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	var maxReaders, readers atomic.Int32
+	// The first run of readers (kinds[0:3]) must hold together: each of
+	// them keeps the lock until all three hold, so how quickly each one
+	// is scheduled after the holder leaves cannot decide the outcome. One
+	// that waits in vain (they were let in one by one) reports it.
+	const firstRun = 3
+	var inFirstRun atomic.Int32
+	allIn := make(chan struct{})
 	for i, k := range kinds {
 		c := client(t)
 		wg.Add(1)
@@ -96,21 +102,20 @@ func TestSharedHerdFree(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if k == S {
-				n := readers.Add(1)
-				for {
-					m := maxReaders.Load()
-					if n <= m || maxReaders.CompareAndSwap(m, n) {
-						break
-					}
+			if i < firstRun {
+				if inFirstRun.Add(1) == firstRun {
+					close(allIn)
 				}
-				time.Sleep(50 * time.Millisecond)
-				readers.Add(-1)
+				select {
+				case <-allIn:
+				case <-time.After(10 * time.Second):
+					t.Errorf("reader %d held alone for 10s: the first run of %d readers should hold together", i, firstRun)
+				}
 			}
 			l.Release(ctx)
 		}()
 		// Join one at a time so the queue order is kinds' order.
-		zktest.Eventually(t, 5*time.Second, "the waiter to queue", func() bool {
+		zktest.Eventually(t, 10*time.Second, "the waiter to queue", func() bool {
 			ch, _, _ := conn.Children(path)
 			return len(ch) == i+2
 		})
@@ -142,9 +147,6 @@ func TestSharedHerdFree(t *testing.T) {
 	}
 	holder.Release(ctx)
 	wg.Wait()
-	if m := maxReaders.Load(); m < 3 {
-		t.Errorf("at most %d readers held at once; the first run of 3 readers should hold together", m)
-	}
 	assertGone(t, path)
 }
 

@@ -3,6 +3,7 @@ package zkconn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -87,8 +88,19 @@ func TestSessionLost(t *testing.T) {
 	proxy := zktest.NewProxyT(t, server.Addrs()[0])
 	c := dialT(t, []string{proxy.Addr()}, 800*time.Millisecond)
 	id := c.SessionID()
+	// The server deletes the session's ephemeral node when it expires the
+	// session: waiting for that, not for a fixed time past the timeout,
+	// is what makes the heal come after the expiry on a loaded machine.
+	mark, err := c.Create(context.Background(), fmt.Sprintf("/session-lost-%x", id), nil, zk.FlagEphemeral)
+	if err != nil {
+		t.Fatal(err)
+	}
 	proxy.Cut()
-	time.Sleep(2 * time.Second) // well past the 800ms session timeout
+	conn := zktest.DialT(t, server.Addrs())
+	zktest.Eventually(t, 10*time.Second, "the server to expire the session", func() bool {
+		ok, _, err := conn.Exists(mark)
+		return err == nil && !ok
+	})
 	proxy.Heal()
 	select {
 	case <-c.Lost():

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -43,7 +44,58 @@ func LastSuccess(ctx context.Context, c *zkconn.Client, path string) (s Success,
 	case err != nil:
 		return Success{}, false, err
 	}
-	return Success{Path: path, At: time.UnixMilli(st.Mtime).UTC(), NodeData: DecodeNodeData(data)}, true, nil
+	return successOf(path, data, st), true, nil
+}
+
+// successOf is the record read at path as data with stat st.
+func successOf(path string, data []byte, st *zk.Stat) Success {
+	return Success{Path: path, At: time.UnixMilli(st.Mtime).UTC(), NodeData: DecodeNodeData(data)}
+}
+
+// forgetRounds bounds how often ForgetSuccess reads the record again
+// because a newer success was written between its read and its delete.
+// Each round needs a whole run to succeed in that window, so running out
+// means the record is being rewritten continuously.
+const forgetRounds = 5
+
+// ErrSuccessChurn means the success record kept being rewritten between
+// ForgetSuccess's read and its delete, more often than forgetRounds allows.
+var ErrSuccessChurn = errors.New("the success record kept being rewritten")
+
+// forgetRead, when set (by tests), runs between ForgetSuccess's read of
+// the record and its delete: the window in which a newer success may be
+// recorded.
+var forgetRead func()
+
+// ForgetSuccess deletes the success record at path and returns what it
+// deleted; ok is false when there was none to delete. It deletes the
+// version it read, so that it reports the record it removed: if a newer
+// success was recorded meanwhile, it reads that one and deletes it instead.
+// A record deleted by someone else first is nothing to forget.
+func ForgetSuccess(ctx context.Context, c *zkconn.Client, path string) (s Success, ok bool, err error) {
+	node := zkconn.Join(path, SuccessRecord)
+	for round := 0; round < forgetRounds; round++ {
+		data, st, err := c.Get(ctx, node)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return Success{}, false, nil
+		case err != nil:
+			return Success{}, false, err
+		}
+		if forgetRead != nil {
+			forgetRead()
+		}
+		err = c.DeleteVersion(ctx, node, st.Version)
+		switch {
+		case err == nil:
+			return successOf(path, data, st), true, nil
+		case errors.Is(err, zk.ErrNoNode):
+			return Success{}, false, nil
+		case !errors.Is(err, zk.ErrBadVersion):
+			return Success{}, false, err
+		}
+	}
+	return Success{}, false, fmt.Errorf("%w at %s (%d times)", ErrSuccessChurn, path, forgetRounds)
 }
 
 // RecordSuccess writes the success record at path, created on its first

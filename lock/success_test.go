@@ -1,8 +1,13 @@
 package lock
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // TestSuccessRecordIsNoContender: the record's name is no contender's in
@@ -21,5 +26,91 @@ func TestSuccessRecordIsNoContender(t *testing.T) {
 	}
 	if SuccessRecord <= "9999999999" {
 		t.Errorf("%q sorts before a sequence number", SuccessRecord)
+	}
+}
+
+// TestForgetSuccess: ForgetSuccess deletes the record and returns what it
+// deleted; with no record (and no lock path) there is nothing to forget.
+// A success recorded between its read and its delete is the one deleted
+// and returned. The lock path, a container, is then empty and reaped.
+func TestForgetSuccess(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	c := client(t)
+	path := testPath(t)
+	if s, ok, err := ForgetSuccess(ctx, c, path); ok || err != nil {
+		t.Fatalf("no lock path: forgot %+v, %v, %v; want nothing", s, ok, err)
+	}
+	var made []string
+	if err := ensurePath(ctx, c, path, &made); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(host string) Owner {
+		o := NewOwner("test", []string{"./job"}, ModeExclusive)
+		o.Host = host
+		return o
+	}
+	if _, err := RecordSuccess(ctx, c, path, owner("first")); err != nil {
+		t.Fatal(err)
+	}
+	rewrites := 0
+	forgetRead = func() {
+		// The first read sees the first record; a newer success lands
+		// before the delete, which must then delete that one instead.
+		if rewrites++; rewrites == 1 {
+			if _, err := RecordSuccess(ctx, c, path, owner("second")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { forgetRead = nil })
+	s, ok, err := ForgetSuccess(ctx, c, path)
+	if err != nil || !ok || !s.ByZklock || s.Owner.Host != "second" || s.Path != path || s.At.IsZero() {
+		t.Fatalf("forgot %+v, %v, %v; want the second record", s, ok, err)
+	}
+	if rewrites != 2 {
+		t.Errorf("read the record %d times, want 2", rewrites)
+	}
+	if _, ok, err := LastSuccess(ctx, c, path); ok || err != nil {
+		t.Errorf("a record is left: %v, %v", ok, err)
+	}
+	if s, ok, err := ForgetSuccess(ctx, c, path); ok || err != nil {
+		t.Errorf("forgetting again: %+v, %v, %v; want nothing", s, ok, err)
+	}
+	assertGone(t, path)
+}
+
+// TestForgetSuccessRefused: a client whose ACL forbids deleting in the
+// lock path gets a permission error (exit 77), and the record stays.
+func TestForgetSuccessRefused(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	path := testPath(t)
+	conn := raw(t)
+	if err := conn.AddAuth("digest", []byte("owner:pw")); err != nil {
+		t.Fatal(err)
+	}
+	var made []string
+	if err := ensurePath(ctx, client(t), path[:strings.LastIndexByte(path, '/')], &made); err != nil {
+		t.Fatal(err)
+	}
+	acl := append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.WorldACL(zk.PermRead)...)
+	if _, err := conn.Create(path, nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Create(path+"/"+SuccessRecord, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Delete(path+"/"+SuccessRecord, -1)
+		conn.Delete(path, -1)
+	})
+	_, ok, err := ForgetSuccess(ctx, client(t), path)
+	if ok || !zkconn.IsPermission(err) || !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("forgot: %v, %v; want a permission error", ok, err)
+	}
+	if !strings.Contains(err.Error(), "the ACL of "+path+" does not let this client delete nodes in it") {
+		t.Errorf("error %q does not name the ACL that refused", err)
+	}
+	if _, ok, err := LastSuccess(ctx, client(t), path); !ok || err != nil {
+		t.Errorf("the record is gone after a refused forget: %v, %v", ok, err)
 	}
 }

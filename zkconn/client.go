@@ -418,7 +418,13 @@ func (c *Client) Set(ctx context.Context, p string, data []byte) error {
 
 // Delete deletes a node at any version.
 func (c *Client) Delete(ctx context.Context, p string) error {
-	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, c.conn.Delete(c.abs(p), -1) })
+	return c.DeleteVersion(ctx, p, -1)
+}
+
+// DeleteVersion deletes a node only if its data version is still version
+// (-1: at any version). ErrBadVersion says someone wrote it first.
+func (c *Client) DeleteVersion(ctx context.Context, p string, version int32) error {
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, c.conn.Delete(c.abs(p), version) })
 	return c.wrap(OpDelete, p, err)
 }
 

@@ -48,6 +48,9 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("%w: %w", lockexec.ErrLockLost, &lockexec.ExitError{Code: 143}), 76, "lock lost"},
 		{fmt.Errorf("%w", lockexec.ErrMaxRuntime), 124, "max-runtime"},
 		{errors.New("something else"), 69, "something else"},
+		{&runner.ConflictError{Err: fmt.Errorf("%w at /p (5 times)", lock.ErrSuccessChurn), Code: ExitBusy}, 75, "the success record kept being rewritten at /p"},
+		{&zkconn.OpError{Op: zkconn.OpDelete, Path: "/p/" + lock.SuccessRecord, Err: zk.ErrNoAuth}, 77,
+			"permission denied: cannot delete /p/zklock.last-success: the ACL of /p does not let this client delete nodes in it (check --auth"},
 		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeLock, Found: lock.RecipeSemaphore, Node: "/p/leases/x", Limit: 3}, 64,
 			"/p is used as a semaphore (node /p/leases/x), not as a lock (use --limit 3 to join it, or another --path)"},
 		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeLock, Found: lock.RecipeSemaphore, Node: "/p/locks/x"}, 64,
@@ -97,6 +100,9 @@ func TestMainOutput(t *testing.T) {
 		{[]string{"revoke", "--path", "/a", "--timeout", "-1s"}, 64, ""},
 		{[]string{"revoke", "--path", "/a", "-E", "300"}, 64, "zklock: --conflict-exit-code must be between 0 and 255 (see zklock --help)\n"},
 		{[]string{"run", "--path", "/a", "--on-revoke", "later", "--", "true"}, 64, ""},
+		{[]string{"forget"}, 64, "zklock: --path is required (see zklock --help)\n"},
+		{[]string{"forget", "--path", "/a", "--path", "a"}, 64, "zklock: bad path: \"a\" is relative; lock paths start with / (see zklock --help)\n"},
+		{[]string{"forget", "--path", "/a", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock --help)\n"},
 		// An overlong value is cut short in the message, wherever it is quoted.
 		{[]string{"revoke", "--path", "/a", "--node", strings.Repeat("n", 100000)}, 64, "zklock: bad node: " + strings.Repeat("n", 120) +
 			"…[99840 bytes cut]…" + strings.Repeat("n", 40) + " is not a contender's name: those end in a 10-digit sequence number, as list shows them (see zklock --help)\n"},

@@ -16,7 +16,7 @@ func TestHelpHidesCredentials(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"run", "--help"}, {"tryrun", "--help"}, {"list", "--help"},
 		{"holders", "--help"}, {"version", "--help"}, {"help", "run"}, {"run", "-h"},
-		{"config", "--help"}, {"completion", "--help"},
+		{"config", "--help"}, {"completion", "--help"}, {"forget", "--help"},
 	} {
 		t.Setenv(envAuth, "digest:alice:"+secret)
 		t.Setenv(envAuthFile, "")

@@ -175,6 +175,7 @@ func newCmdRoot(u *ui) *cobra.Command {
 		newCmdList(g, u, nil),
 		newCmdHolders(g, u, nil),
 		newCmdRevoke(g, u, nil),
+		newCmdForget(g, u, nil),
 		newCmdVersion(u),
 		newCmdConfig(g, u),
 		newCmdCompletion(root),

@@ -13,12 +13,12 @@ import (
 const recordTimeout = 5 * time.Second
 
 // checkOnce decides, once the locks are held, whether the command may run
-// under OncePer. The record lives at the first path in canonical order
-// (ZKLOCK_PATH). Both times compared are the server's: the record's mtime,
-// and the mtime of a write to our own node made now, so hosts whose clocks
-// disagree decide alike. It returns the lease at which to record a success.
+// under OncePer. The record lives at successPath. Both times compared are
+// the server's: the record's mtime, and the mtime of a write to our own
+// node made now, so hosts whose clocks disagree decide alike. It returns
+// the lease at which to record a success.
 func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, owner lock.Owner) (*lock.Lease, error) {
-	p := o.Paths[0]
+	p := successPath(o.Paths)
 	for _, in := range h.inherited {
 		if in.Path() == p {
 			return nil, &OnceHeldError{Path: p, PID: in.PID}
@@ -54,6 +54,10 @@ func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, owner
 	o.logf("%s last succeeded %s ago (at %s, server time), before the window of %s; running", p, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
 	return l, nil
 }
+
+// successPath is the path whose success record a job holding paths keeps:
+// the first in canonical order, which the job's ZKLOCK_PATH names too.
+func successPath(paths []string) string { return canonical(paths)[0] }
 
 // recordSuccess writes the success record while the lock is still held, so
 // that the next holder sees it. A failure to write it costs a later run

@@ -35,13 +35,26 @@ func successJSON(s *lock.Success) *SuccessJSON {
 // "last success at /locks/report: 03:00:04 (9h2m ago) on web-3 pid 81233
 // (./report.sh)". The age counts on this host's clock, for reading only.
 func LastSuccess(s lock.Success, now time.Time) string {
-	who := "(not zklock)"
-	if s.ByZklock {
-		who = fmt.Sprintf("on %s pid %d (%s)", Escape(orDash(s.Owner.Host)), s.Owner.PID, Escape(s.Owner.CommandLine()))
-	} else if s.Raw != "" {
-		who = "by " + Escape(s.Raw)
+	return fmt.Sprintf("last success at %s: %s %s", Escape(s.Path), since(s.At, now), successBy(s))
+}
+
+// Forgotten says which success record was deleted, with its time on the
+// server's clock, e.g. "forgot the last success at /locks/report:
+// 2026-11-21T03:00:04Z on web-3 pid 81233 (./report.sh)".
+func Forgotten(s lock.Success) string {
+	return fmt.Sprintf("forgot the last success at %s: %s %s", Escape(s.Path), s.At.UTC().Format(time.RFC3339), successBy(s))
+}
+
+// successBy says who recorded a success: where and what ran, or the
+// foreign record as text.
+func successBy(s lock.Success) string {
+	switch {
+	case s.ByZklock:
+		return fmt.Sprintf("on %s pid %d (%s)", Escape(orDash(s.Owner.Host)), s.Owner.PID, Escape(s.Owner.CommandLine()))
+	case s.Raw != "":
+		return "by " + Escape(s.Raw)
 	}
-	return fmt.Sprintf("last success at %s: %s %s", Escape(s.Path), since(s.At, now), who)
+	return "(not zklock)"
 }
 
 // LastSuccesses writes one LastSuccess line per queue that has a record.

@@ -103,3 +103,23 @@ func TestTableColourAligned(t *testing.T) {
 		t.Errorf("coloured table, without its escape codes:\n%s\nplain table:\n%s", stripped, plain.String())
 	}
 }
+
+// TestForgotten: the deleted record's time is the server's, in UTC
+// whatever the local zone, and its author is named as list names it.
+func TestForgotten(t *testing.T) {
+	at := time.Date(2026, 11, 21, 3, 0, 4, 0, time.FixedZone("CET", 3600))
+	for _, tc := range []struct {
+		s    lock.Success
+		want string
+	}{
+		{lock.Success{Path: "/locks/report", At: at, NodeData: lock.NodeData{ByZklock: true,
+			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, Cmd: []string{"./report.sh"}}}},
+			"forgot the last success at /locks/report: 2026-11-21T02:00:04Z on web-3 pid 81233 (./report.sh)"},
+		{lock.Success{Path: "/locks/report", At: at, NodeData: lock.NodeData{Raw: "cron\x1b[2J"}},
+			`forgot the last success at /locks/report: 2026-11-21T02:00:04Z by cron\x1b[2J`},
+	} {
+		if got := Forgotten(tc.s); got != tc.want {
+			t.Errorf("Forgotten = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/view"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// ForgetOptions describe one forget.
+type ForgetOptions struct {
+	Conn zkconn.Options
+	// Paths are the locks a job holds, as Options.Paths: the record
+	// forgotten is the one a run of that job keeps (successPath).
+	Paths []string
+	// ConflictCode is the exit code when the record kept being rewritten
+	// while forget tried to delete it.
+	ConflictCode int
+	Out          io.Writer
+	// Logf prints progress for -v; it may be nil.
+	Logf func(format string, args ...any)
+}
+
+// Forget deletes the success record of the job that holds o.Paths, so
+// that its next run under a window goes ahead, and says what it deleted.
+func Forget(ctx context.Context, o ForgetOptions) error {
+	p := successPath(o.Paths)
+	if o.Logf != nil && len(o.Paths) > 1 {
+		o.Logf("the success record of these %d locks is kept at %s, the first in sorted order", len(o.Paths), p)
+	}
+	client, err := zkconn.Dial(ctx, o.Conn)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	s, ok, err := lock.ForgetSuccess(ctx, client, p)
+	if errors.Is(err, lock.ErrSuccessChurn) {
+		// Runs keep succeeding and recording themselves: busy, as revoke
+		// is when the lock keeps changing hands.
+		return &ConflictError{Err: err, Code: o.ConflictCode}
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		_, err = fmt.Fprintf(o.Out, "no success recorded at %s\n", view.Escape(p))
+		return err
+	}
+	if o.Logf != nil {
+		o.Logf("deleted %s", zkconn.Join(p, lock.SuccessRecord))
+	}
+	_, err = fmt.Fprintln(o.Out, view.Forgotten(s))
+	return err
+}

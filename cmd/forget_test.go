@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestForgetFlags: forget takes --path as run does, repeated, in the
@@ -31,5 +34,23 @@ func TestForgetFlags(t *testing.T) {
 		if !slices.Equal(got.Paths, want) {
 			t.Errorf("%q: paths %q, want %q", args, got.Paths, want)
 		}
+	}
+}
+
+// TestCompleteForget: the shell completes the command's name, and its
+// --path is completed from the server as every other --path is.
+func TestCompleteForget(t *testing.T) {
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{cobra.ShellCompRequestCmd, "fo"}, &out, &bytes.Buffer{}); code != 0 ||
+		!strings.HasPrefix(out.String(), "forget\t") {
+		t.Errorf("completing fo: exit %d, %q", code, out.String())
+	}
+	root := newCmdRoot(newUI(&bytes.Buffer{}, &bytes.Buffer{}))
+	forget, _, err := root.Find([]string{"forget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := forget.GetFlagCompletionFunc("path"); !ok {
+		t.Error("forget --path has no completion")
 	}
 }

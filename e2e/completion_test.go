@@ -47,6 +47,10 @@ func TestCompletePath(t *testing.T) {
 	if strings.Join(got, " ") != base+"/alpha "+base+"/alps" {
 		t.Errorf("run --path %s/al completes to %q", base, got)
 	}
+	got, _ = completePaths(t, nil, "forget", "--path", base+"/al")
+	if strings.Join(got, " ") != base+"/alpha "+base+"/alps" {
+		t.Errorf("forget --path %s/al completes to %q", base, got)
+	}
 	got, _ = completePaths(t, nil, "holders", "--path", base+"/")
 	if len(got) != 3 {
 		t.Errorf("holders --path %s/ completes to %q", base, got)

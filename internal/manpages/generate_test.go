@@ -18,8 +18,9 @@ func TestPagesRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"zklock.1":     {"zklock - Run a command while holding a lock", "--servers", "--session-timeout", "--auth-file", "zklock-run(1)", "127.0.0.1:2181"},
-		"zklock-run.1": {"zklock-run - Wait for the lock", "--path", "--timeout", "--on-lost", "--max-runtime", "--servers", "Exit codes"},
+		"zklock.1":        {"zklock - Run a command while holding a lock", "--servers", "--session-timeout", "--auth-file", "zklock-run(1)", "zklock-forget(1)", "127.0.0.1:2181"},
+		"zklock-run.1":    {"zklock-run - Wait for the lock", "--path", "--timeout", "--on-lost", "--max-runtime", "--servers", "Exit codes"},
+		"zklock-forget.1": {"zklock-forget - Forget the last success recorded by --once-per", "--path", "first in sorted order", "--servers"},
 	}
 	for page, needles := range want {
 		file := filepath.Join(dir, page)

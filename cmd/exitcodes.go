@@ -31,7 +31,8 @@ const exitCodeHelp = `Exit codes:
               no Kerberos KDC reachable
   75          busy (tryrun), --timeout expired, or --once-per: it succeeded
               within the window, so it did not run (for revoke --wait: the
-              holder did not release in time); change with --conflict-exit-code
+              holder did not release in time; for forget: new successes kept
+              being recorded); change with --conflict-exit-code
   76          the lock was lost or revoked while the command ran (the command
               was stopped), or a waiting zklock was revoked (it left the queue)
   77          auth or ACL refused (a SASL login included)

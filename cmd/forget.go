@@ -29,9 +29,9 @@ Give the same --path flags as the job: with several, the record is kept at
 the first in sorted order, and forget deletes that one.
 
 A success recorded while forget deletes the record is the one deleted and
-printed. Deleting needs the right to delete in the lock path (exit 77
-otherwise). Once the record is gone, an empty lock path is reaped by the
-server, as after any run.`,
+printed (exit 75 if new successes keep being recorded). Deleting needs the
+right to delete in the lock path (exit 77 otherwise). Once the record is
+gone, an empty lock path is reaped by the server, as after any run.`,
 		Example: `  zklock forget --path /locks/nightly-report
   zklock forget --path /locks/db --path /locks/report`,
 		Args: noArgs,

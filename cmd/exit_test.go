@@ -103,6 +103,7 @@ func TestMainOutput(t *testing.T) {
 		{[]string{"forget"}, 64, "zklock: --path is required (see zklock --help)\n"},
 		{[]string{"forget", "--path", "/a", "--path", "a"}, 64, "zklock: bad path: \"a\" is relative; lock paths start with / (see zklock --help)\n"},
 		{[]string{"forget", "--path", "/a", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock --help)\n"},
+		{[]string{"forget", "--path", "/a", "--path", "/a"}, 64, "zklock: --path /a is given twice (see zklock --help)\n"},
 		// An overlong value is cut short in the message, wherever it is quoted.
 		{[]string{"revoke", "--path", "/a", "--node", strings.Repeat("n", 100000)}, 64, "zklock: bad node: " + strings.Repeat("n", 120) +
 			"…[99840 bytes cut]…" + strings.Repeat("n", 40) + " is not a contender's name: those end in a 10-digit sequence number, as list shows them (see zklock --help)\n"},

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/runner"
 )
 
@@ -48,13 +47,8 @@ gone, an empty lock path is reaped by the server, as after any run.`,
 
 // run validates the flags and hands them to the runner.
 func (o *forgetOptions) run(ctx context.Context, u *ui) error {
-	if len(o.Paths) == 0 {
-		return usageErrorf("--path is required")
-	}
-	for _, p := range o.Paths {
-		if err := lock.ValidatePath(p); err != nil {
-			return &UsageError{Err: err}
-		}
+	if err := validatePaths(o.Paths); err != nil {
+		return err
 	}
 	conn, err := o.Global.connOptions(u)
 	if err != nil {

@@ -164,21 +164,30 @@ func commandArgs(c *cobra.Command, args []string) error {
 	return nil
 }
 
+// validatePaths checks the --path values of a command that takes several:
+// at least one, each a lock path, none twice.
+func validatePaths(paths []string) error {
+	if len(paths) == 0 {
+		return usageErrorf("--path is required")
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if err := lock.ValidatePath(p); err != nil {
+			return &UsageError{Err: err}
+		}
+		if seen[p] {
+			return usageErrorf("--path %s is given twice", p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
 // validate turns the flags into runner options.
 func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	var ro runner.Options
-	if len(o.Paths) == 0 {
-		return ro, usageErrorf("--path is required")
-	}
-	seen := map[string]bool{}
-	for _, p := range o.Paths {
-		if err := lock.ValidatePath(p); err != nil {
-			return ro, &UsageError{Err: err}
-		}
-		if seen[p] {
-			return ro, usageErrorf("--path %s is given twice", p)
-		}
-		seen[p] = true
+	if err := validatePaths(o.Paths); err != nil {
+		return ro, err
 	}
 	flavor := lock.Flavor(o.Flavor)
 	switch {

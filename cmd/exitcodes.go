@@ -22,11 +22,10 @@ const exitCodeHelp = `Exit codes:
   CMD's own   the command ran and exited with this code
   128+N       the command died of signal N (or zklock got signal N while waiting)
   64          usage error: bad flag, path or arguments, or a bad configuration
-              file; a --flavor or --limit
-              that the path's current holders rule out, or a path that holds
-              the other kind of lock (a semaphore, or a plain/shared lock);
-              an exclusive lock inside an ancestor's shared hold, or
-              --once-per on a path an ancestor holds
+              file; a --flavor or --limit that the path's current holders rule
+              out, or a path that holds the other kind of lock (a semaphore,
+              or a plain/shared lock); an exclusive lock inside an ancestor's
+              shared hold, or --once-per on a path an ancestor holds
   69          ZooKeeper unreachable, no session within --connect-timeout, or
               no Kerberos KDC reachable
   75          busy (tryrun), --timeout expired, or --once-per: it succeeded

@@ -13,9 +13,9 @@ import (
 // was left out between them: enough to recognise the value, never to
 // flood the terminal or a log line's size limit.
 const (
-	longWord = 200 // runes in a word before it is cut
-	keepHead = 120
-	keepTail = 40
+	longWord = 512 // runes in a word before it is cut: more than any real path
+	keepHead = 320
+	keepTail = 120
 )
 
 // CutLong shortens every whitespace-separated word of s that is longer than

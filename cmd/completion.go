@@ -30,8 +30,8 @@ func newCmdCompletion(root *cobra.Command) *cobra.Command {
 		Use:   "completion bash|zsh|fish",
 		Short: "Print the shell completion script",
 		Long: `Print the completion script for bash, zsh or fish. It completes commands,
-flags, the values of --flavor, --on-lost and --sasl, and lock paths for
---path, read from the servers (nothing if they do not answer within ` + completionTimeout.String() + `).`,
+flags, the values of --flavor, --on-lost, --on-revoke and --sasl, and lock
+paths for --path, read from the servers (nothing if they do not answer within ` + completionTimeout.String() + `).`,
 		Example: `  source <(zklock completion bash)          # this shell; or, for every session:
   zklock completion bash > /etc/bash_completion.d/zklock
   zklock completion zsh > "${fpath[1]}/_zklock"

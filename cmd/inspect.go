@@ -21,10 +21,13 @@ func newCmdList(g *globalOptions, u *ui, runF func(context.Context, *inspectOpti
 	c := &cobra.Command{
 		Use:   "list [--path PATH] [--json]",
 		Short: "Show the queue of a lock, or of every lock below a path",
-		Long: `Show each lock's queue in order: position, holding or waiting, shared or
-exclusive, host, pid, user, since when, command line and node. Given a parent
+		Long: `Show each lock's queue in order: position, holding or waiting, mode
+(exclusive, shared, or a semaphore's lease/N), the flavor the node's name
+shows, host, pid, user, since when, command line and node. Given a parent
 path (or no --path, meaning /), show every lock below it. Nodes written by
 other clients (Curator, Kazoo, ...) are shown with what their data says.
+Below the table, one line per lock path names the last success that
+--once-per recorded there.
 
 Subtrees that this client may not read (another team's ACL) are skipped:
 each is named once in a warning on stderr, the rest is listed, and the exit
@@ -49,6 +52,10 @@ func newCmdHolders(g *globalOptions, u *ui, runF func(context.Context, *inspectO
 	c := &cobra.Command{
 		Use:   "holders --path PATH [--json]",
 		Short: "Show who holds a lock now",
+		Long: `Show who holds the lock at --path now, in list's columns but PATH
+(waiters are left out), and the last success that --once-per recorded there.
+A lock that nobody holds is reported free, with exit status 0. --json prints
+an array of list's entries.`,
 		Example: `  zklock holders --path /locks/backup
   zklock holders --path /locks/backup --json`,
 		Args: noArgs,

@@ -44,8 +44,9 @@ locks have no revocation: a Kazoo holder is not written to, and revoke exits
 With no holder (or no contender --node: it left), revoke says there is
 nothing to revoke and exits 0; a --node no contender could have is exit 64.
 A holder that hands the lock on while revoke writes its request is followed:
-the new holder is asked, unless the one that left had been revoked already. --wait waits until the revoked contenders have released
-(exit 0), bounded by --timeout (exit 75, or --conflict-exit-code).`,
+the new holder is asked, unless the one that left had been revoked already.
+--wait waits until the revoked contenders have released (exit 0), bounded
+by --timeout (exit 75, or --conflict-exit-code).`,
 		Example: `  zklock revoke --path /locks/nightly-report
   zklock revoke --path /locks/deploy --wait --timeout 1m
   zklock revoke --path /locks/deploy --node _c_0f6c…-lock-0000000007`,

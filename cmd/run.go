@@ -116,6 +116,8 @@ zklock run --help).
   zklock tryrun --once-per 20h --path /locks/report -- ./report.sh || [ $? -eq 75 ]`,
 	}
 	o.bind(c, u, runF)
+	// tryrun never waits, so it has no --timeout to name.
+	c.Flags().Lookup("conflict-exit-code").Usage = "exit code instead of 75 when the lock is busy or --once-per skips CMD (like flock -E)"
 	return c
 }
 
@@ -129,13 +131,13 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.BoolVar(&o.Shared, "shared", false, "take a shared (read) lock: shared holders run together, exclusive ones alone")
 	f.Var(&o.Limit, "limit", "semaphore: allow up to N (at least 1) holders at once (Curator InterProcessSemaphoreV2 layout)")
 	f.Var(&o.Flavor, "flavor", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
-	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when the lock is busy or the wait times out (like flock -E)")
+	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code instead of 75 when the lock is busy, --timeout expires or --once-per skips CMD (like flock -E)")
 	f.Var(&o.OnLost, "on-lost", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
 	f.Var(&o.OnRevoke, "on-revoke", "if the lock is revoked (zklock revoke, a Curator Revoker) while CMD runs: terminate (stop CMD, release, exit 76) or ignore (warn, let CMD finish)")
 	o.KillGrace = lockexec.DefaultKillGrace
 	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
 	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
-	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 without running it; only exit 0 counts")
+	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 (or -E) without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
 		o.Argv = args

@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -172,6 +174,12 @@ func resolve(lookup func(string) *pflag.Flag, getenv func(string) string) (*reso
 // badValue is the usage error for a value from the environment or a file,
 // naming where it was written.
 func (r *resolved) badValue(s setting, o origin, err error) error {
+	// A boolean's parser speaks of itself (strconv.ParseBool: parsing "yes":
+	// invalid syntax); say which words it takes instead.
+	var num *strconv.NumError
+	if errors.As(err, &num) && num.Func == "ParseBool" {
+		err = fmt.Errorf("%q is not a boolean: write true or false (or 1, 0)", num.Num)
+	}
 	if o.rank == fromEnv {
 		return usageErrorf("%s: %v", s.env, err)
 	}

@@ -138,7 +138,7 @@ func TestSettingsRefusals(t *testing.T) {
 		{"# timeouts\nsession_timeout = 10\n", `:2: session_timeout: "10" has no unit: write 10s for seconds`},
 		{"\n\nflavor = \"etcd\"\n", `:3: flavor: must be curator, curator-rw or kazoo, not "etcd"`},
 		{"auth = \"digest:a:b\"\n", `:1: unknown key "auth"`}, // a secret belongs in auth_file
-		{"tls = \"yes\"\n", `:1: tls: strconv.ParseBool`},
+		{"tls = \"yes\"\n", `:1: tls: "yes" is not a boolean: write true or false (or 1, 0)`},
 		{"sasl = \"plain\"\n", `:1: sasl: want digest (DIGEST-MD5) or gssapi (Kerberos), not "plain"`},
 	} {
 		_, system := configEnv(t, "", tc.doc)
@@ -154,6 +154,19 @@ func TestSettingsRefusals(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"version"}, &out, &errb); code != 0 {
 		t.Errorf("version with a broken file: exit %d, %s", code, errb.String())
+	}
+}
+
+// TestSettingsEnvBoolean: a boolean from the environment that is not one
+// names the variable and the words it takes, not the Go parser.
+func TestSettingsEnvBoolean(t *testing.T) {
+	configEnv(t, "", "")
+	t.Setenv(envProgress, "yes")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"config"}, &out, &errb)
+	want := `zklock: ZKLOCK_PROGRESS: "yes" is not a boolean: write true or false (or 1, 0)`
+	if code != ExitUsage || !strings.HasPrefix(errb.String(), want) {
+		t.Errorf("exit %d, %q; want exit 64 and %q…", code, errb.String(), want)
 	}
 }
 

@@ -62,8 +62,9 @@ func exitCode(err error) int {
 }
 
 // message is the one line printed for err, or "" when the outcome speaks for
-// itself (the command's own exit status).
-func message(err error) string {
+// itself (the command's own exit status). help is where a usage error is
+// explained ("zklock run --help").
+func message(err error, help string) string {
 	var (
 		exit    *lockexec.ExitError
 		usage   *UsageError
@@ -113,7 +114,7 @@ func message(err error) string {
 	case errors.As(err, new(*config.Error)):
 		return err.Error() + " (see zklock config --help)"
 	case errors.As(err, &usage):
-		return err.Error() + " (see zklock --help)"
+		return err.Error() + " (see " + help + ")"
 	case errors.Is(err, zkconn.ErrNoKDC):
 		return err.Error() + " (check the realm's kdc in KRB5_CONFIG or /etc/krb5.conf)"
 	case errors.As(err, &sasl):

@@ -76,7 +76,7 @@ func TestExitCode(t *testing.T) {
 		if got := exitCode(c.err); got != c.code {
 			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.code)
 		}
-		msg := message(c.err)
+		msg := message(c.err, "zklock --help")
 		if (c.msg == "") != (msg == "") || !strings.Contains(msg, c.msg) {
 			t.Errorf("message(%v) = %q, want it to contain %q", c.err, msg, c.msg)
 		}
@@ -91,22 +91,22 @@ func TestMainOutput(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"run", "--path", "x", "--", "true"}, 64, "zklock: bad path: \"x\" is relative; lock paths start with / (see zklock --help)\n"},
+		{[]string{"run", "--path", "x", "--", "true"}, 64, "zklock: bad path: \"x\" is relative; lock paths start with / (see zklock run --help)\n"},
 		{[]string{"nope"}, 64, "zklock: unknown command \"nope\" (see zklock --help)\n"},
-		{[]string{"version", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock --help)\n"},
+		{[]string{"version", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock version --help)\n"},
 		{[]string{"run", "--path", "/a", "--timeout", "soon", "--", "true"}, 64, ""},
 		{[]string{"version"}, 0, ""},
-		{[]string{"revoke"}, 64, "zklock: --path is required (see zklock --help)\n"},
+		{[]string{"revoke"}, 64, "zklock: --path is required (see zklock revoke --help)\n"},
 		{[]string{"revoke", "--path", "/a", "--timeout", "-1s"}, 64, ""},
-		{[]string{"revoke", "--path", "/a", "-E", "300"}, 64, "zklock: --conflict-exit-code must be between 0 and 255 (see zklock --help)\n"},
+		{[]string{"revoke", "--path", "/a", "-E", "300"}, 64, "zklock: --conflict-exit-code must be between 0 and 255 (see zklock revoke --help)\n"},
 		{[]string{"run", "--path", "/a", "--on-revoke", "later", "--", "true"}, 64, ""},
-		{[]string{"forget"}, 64, "zklock: --path is required (see zklock --help)\n"},
-		{[]string{"forget", "--path", "/a", "--path", "a"}, 64, "zklock: bad path: \"a\" is relative; lock paths start with / (see zklock --help)\n"},
-		{[]string{"forget", "--path", "/a", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock --help)\n"},
-		{[]string{"forget", "--path", "/a", "--path", "/a"}, 64, "zklock: --path /a is given twice (see zklock --help)\n"},
+		{[]string{"forget"}, 64, "zklock: --path is required (see zklock forget --help)\n"},
+		{[]string{"forget", "--path", "/a", "--path", "a"}, 64, "zklock: bad path: \"a\" is relative; lock paths start with / (see zklock forget --help)\n"},
+		{[]string{"forget", "--path", "/a", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock forget --help)\n"},
+		{[]string{"forget", "--path", "/a", "--path", "/a"}, 64, "zklock: --path /a is given twice (see zklock forget --help)\n"},
 		// An overlong value is cut short in the message, wherever it is quoted.
 		{[]string{"revoke", "--path", "/a", "--node", strings.Repeat("n", 100000)}, 64, "zklock: bad node: " + strings.Repeat("n", 320) +
-			"…[99560 bytes cut]…" + strings.Repeat("n", 120) + " is not a contender's name: those end in a 10-digit sequence number, as list shows them (see zklock --help)\n"},
+			"…[99560 bytes cut]…" + strings.Repeat("n", 120) + " is not a contender's name: those end in a 10-digit sequence number, as list shows them (see zklock revoke --help)\n"},
 		{[]string{"run", "--path", "/a", "--timeout", strings.Repeat("9", 100000) + "h", "--", "true"}, 64, ""},
 		{[]string{"run", "--path", "/a", "--" + strings.Repeat("x", 100000), "--", "true"}, 64, ""},
 	} {

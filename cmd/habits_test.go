@@ -28,7 +28,7 @@ func TestHabits(t *testing.T) {
 		{[]string{"tryrun", "-o", "--path", "/a", "--", "true"}, 64, "use --max-runtime"},
 		{[]string{"run", "--timeout", "5", "--path", "/a", "--", "true"}, 64, `"5" has no unit: write 5s for seconds`},
 		{[]string{"--session-timeout", "10", "list"}, 64, `"10" has no unit`},
-		{[]string{"run", "-q", "--path", "/a", "--", "true"}, 64, "zklock: unknown shorthand flag: 'q' in -q (see zklock --help)"},
+		{[]string{"run", "-q", "--path", "/a", "--", "true"}, 64, "zklock: unknown shorthand flag: 'q' in -q (see zklock run --help)"},
 		{[]string{"--version"}, 0, "zklock " + Version() + " ("},
 		{[]string{"version"}, 0, "zklock " + Version() + " ("},
 	} {

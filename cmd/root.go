@@ -129,14 +129,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	u := newUI(stdout, stderr)
 	root := newCmdRoot(u)
 	root.SetArgs(args)
+	ran := root
 	err := unknownCommand(root, args)
 	if err == nil {
-		err = root.ExecuteContext(ctx)
+		ran, err = root.ExecuteContextC(ctx)
 	}
-	if msg := message(err); msg != "" {
+	if msg := message(err, helpFor(ran)); msg != "" {
 		u.errorf("%s", msg)
 	}
 	return exitCode(err)
+}
+
+// helpFor is where a usage error of the command that ran is explained: its
+// own --help, which lists its flags (zklock --help does not).
+func helpFor(c *cobra.Command) string {
+	if c == nil {
+		return "zklock --help"
+	}
+	return c.CommandPath() + " --help"
 }
 
 func newCmdRoot(u *ui) *cobra.Command {

@@ -113,7 +113,7 @@ func TestAuthFileModeRefused(t *testing.T) {
 		var stderr bytes.Buffer
 		c.Stderr = &stderr
 		code := zktest.ExitCodeT(t, c.Run())
-		want := fmt.Sprintf("zklock: bad auth: auth file %s is accessible by group or others (mode %04o); run chmod 600 %s (see zklock --help)\n", file, mode, file)
+		want := fmt.Sprintf("zklock: bad auth: auth file %s is accessible by group or others (mode %04o); run chmod 600 %s (see zklock run --help)\n", file, mode, file)
 		if code != 64 || stderr.String() != want {
 			t.Errorf("mode %04o: exit %d, stderr %q; want 64, %q", mode, code, stderr.String(), want)
 		}

@@ -25,8 +25,10 @@ A file holds one "key = value" line per setting, keys named as the flags with
 "_" for "-" (servers, session_timeout, connect_timeout, auth_file, tls,
 tls_ca, tls_cert, tls_key, jaas, jaas_section, sasl, sasl_principal,
 sasl_password_file, keytab, sasl_service, flavor, progress). Durations are
-strings with a unit, such as "10s"; progress is true or false. A syntax error, an unknown key or a bad value
-exits 64, naming the file and the line.`,
+strings with a unit, such as "10s"; tls and progress are true or false. Any
+of tls_ca, tls_cert and tls_key turns TLS on, and the table then shows tls
+as implied by it. A syntax error, an unknown key or a bad value exits 64,
+naming the file and the line.`,
 		Example: `  zklock config
   zklock --servers zk9:2181 config
   ZKLOCK_CONFIG=/etc/zklock/ci.toml zklock config`,

@@ -211,17 +211,36 @@ func (r *resolved) print(w io.Writer) {
 	fmt.Fprintf(w, "# files: %s\n", r.filesRead())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	implied := r.tlsImpliedBy()
 	for _, row := range r.rows {
-		v := row.shown()
+		v, where := row.shown(), row.origin.where
 		if v == "" {
 			v = `""`
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", row.s.key(), v, row.origin.where)
+		if row.s.key() == "tls" && v == "false" && implied != "" {
+			// The connection uses TLS all the same: say so, and why.
+			v, where = "true", "implied by "+implied
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", row.s.key(), v, where)
 	}
 	if r.hasPass {
 		fmt.Fprintf(tw, "sasl_password\t********\tenv %s\n", envSASLPassword)
 	}
 	tw.Flush()
+}
+
+// tlsImpliedBy names the first of the TLS file settings that is set, if
+// any: each of them turns TLS on without tls itself.
+func (r *resolved) tlsImpliedBy() string {
+	for _, row := range r.rows {
+		switch row.s.key() {
+		case "tls_ca", "tls_cert", "tls_key":
+			if row.value != "" {
+				return row.s.key()
+			}
+		}
+	}
+	return ""
 }
 
 // filesRead says which files were read, and which were looked for.

@@ -210,12 +210,16 @@ func TestConfigCommandMasks(t *testing.T) {
 		"flavor ", "kazoo", system + ":2",
 		"auth ", "digest:alice:********", "env ZKLOCK_AUTH",
 		"tls_ca ", "/etc/ssl/zk-ca.pem", "flag --tls-ca",
+		"implied by tls_ca", // --tls-ca turns TLS on
 		"session_timeout ", "10s", "default",
 		"sasl_password ", "env ZKLOCK_SASL_PASSWORD",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("zklock config lacks %q:\n%s", want, got)
 		}
+	}
+	if !strings.Contains(got, "\ntls ") || !strings.HasPrefix(strings.Fields(got[strings.Index(got, "\ntls "):])[1], "true") {
+		t.Errorf("zklock config with --tls-ca does not show tls true:\n%s", got)
 	}
 	// An auth file is shown by its path only.
 	t.Setenv(envAuth, "")

@@ -26,21 +26,49 @@ var (
 	}
 )
 
+// tryrunWaits is the hint for a wait asked of tryrun, which never waits.
+const tryrunWaits = "tryrun never waits: to wait at most D, use zklock run --timeout D"
+
 // flagError is every command's flag error: a usage error, with a hint for
-// the options flock(1) users reach for.
-func flagError(_ *cobra.Command, err error) error {
+// the options flock(1) users reach for, and for a flag that belongs to
+// another command.
+func flagError(c *cobra.Command, err error) error {
 	var ne *pflag.NotExistError
 	if errors.As(err, &ne) && ne.GetSpecifiedName() != "" {
 		name := ne.GetSpecifiedName()
+		short := ne.GetSpecifiedShortnames() != ""
 		letter, ok := flockLong[name]
-		if ne.GetSpecifiedShortnames() != "" {
+		if short {
 			letter, ok = name[0], true
 		}
-		if hint := flockHints[letter]; ok && hint != "" {
-			return usageErrorf("%v; %s", err, hint)
+		switch {
+		case c.Name() == "tryrun" && (name == "timeout" || ok && letter == 'w'):
+			return usageErrorf("%v; %s", err, tryrunWaits)
+		case ok && flockHints[letter] != "":
+			return usageErrorf("%v; %s", err, flockHints[letter])
+		case !short:
+			if others := commandsWithFlag(c, name); len(others) > 0 {
+				return usageErrorf("%v; it is a flag of %s", err, strings.Join(others, " and "))
+			}
 		}
 	}
+	// pflag words a bad boolean as its parser does (strconv.ParseBool:
+	// parsing "yes": invalid syntax), without wrapping the parser's error.
+	if i := strings.Index(err.Error(), ": strconv.ParseBool: "); i >= 0 {
+		return usageErrorf("%s: not a boolean: write true or false", err.Error()[:i])
+	}
 	return &UsageError{Err: err}
+}
+
+// commandsWithFlag names the other commands that take --name.
+func commandsWithFlag(c *cobra.Command, name string) []string {
+	var have []string
+	for _, o := range c.Root().Commands() {
+		if o != c && o.Flags().Lookup(name) != nil {
+			have = append(have, o.CommandPath())
+		}
+	}
+	return have
 }
 
 // unknownCommand refuses a first argument that names no command, before

@@ -29,6 +29,14 @@ func TestHabits(t *testing.T) {
 		{[]string{"run", "--timeout", "5", "--path", "/a", "--", "true"}, 64, `"5" has no unit: write 5s for seconds`},
 		{[]string{"--session-timeout", "10", "list"}, 64, `"10" has no unit`},
 		{[]string{"run", "-q", "--path", "/a", "--", "true"}, 64, "zklock: unknown shorthand flag: 'q' in -q (see zklock run --help)"},
+		// tryrun never waits; a flag of another command says whose it is.
+		{[]string{"tryrun", "--timeout", "1s", "--path", "/a", "--", "true"}, 64,
+			"zklock: unknown flag: --timeout; tryrun never waits: to wait at most D, use zklock run --timeout D (see zklock tryrun --help)"},
+		{[]string{"tryrun", "-w", "5", "--path", "/a", "--", "true"}, 64, "tryrun never waits"},
+		{[]string{"list", "--once-per", "1h"}, 64, "zklock: unknown flag: --once-per; it is a flag of zklock run and zklock tryrun (see zklock list --help)"},
+		{[]string{"run", "--shared=yes", "--path", "/a", "--", "true"}, 64,
+			`zklock: invalid argument "yes" for "--shared" flag: not a boolean: write true or false (see zklock run --help)`},
+		{[]string{"revoke", "--path", "/a", "--json"}, 64, "unknown flag: --json; it is a flag of zklock holders and zklock list"},
 		{[]string{"--version"}, 0, "zklock " + Version() + " ("},
 		{[]string{"version"}, 0, "zklock " + Version() + " ("},
 	} {

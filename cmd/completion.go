@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/zklock/zklock/runner"
 	"github.com/zklock/zklock/view"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // choices is a flag value with a fixed set of values. Completion offers
@@ -30,8 +31,9 @@ func newCmdCompletion(root *cobra.Command) *cobra.Command {
 		Use:   "completion bash|zsh|fish",
 		Short: "Print the shell completion script",
 		Long: `Print the completion script for bash, zsh or fish. It completes commands,
-flags, the values of --flavor, --on-lost, --on-revoke and --sasl, and lock
-paths for --path, read from the servers (nothing if they do not answer within ` + completionTimeout.String() + `).`,
+flags, the values of --flavor, --on-lost, --on-revoke and --sasl, lock
+paths for --path and, for revoke, the contenders at --path for --node, read
+from the servers (nothing if they do not answer within ` + completionTimeout.String() + `).`,
 		Example: `  source <(zklock completion bash)          # this shell; or, for every session:
   zklock completion bash > /etc/bash_completion.d/zklock
   zklock completion zsh > "${fpath[1]}/_zklock"
@@ -73,9 +75,57 @@ func registerCompletions(c *cobra.Command, g *globalOptions) {
 	if c.LocalNonPersistentFlags().Lookup("path") != nil {
 		_ = c.RegisterFlagCompletionFunc("path", completePath(g))
 	}
+	if c.LocalNonPersistentFlags().Lookup("node") != nil {
+		_ = c.RegisterFlagCompletionFunc("node", completeNode(g))
+	}
 	for _, sub := range c.Commands() {
 		registerCompletions(sub, g)
 	}
+}
+
+// completeNode completes --node from the contenders at --path, as list
+// shows them. Without a --path there is nothing to offer; nor, as for
+// completePath, when anything fails.
+func completeNode(g *globalOptions) cobra.CompletionFunc {
+	return func(c *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		const none = cobra.ShellCompDirectiveNoFileComp
+		p, err := c.Flags().GetString("path")
+		if err != nil || p == "" {
+			return nil, none
+		}
+		conn, ok := completionConn(c, g)
+		if !ok {
+			return nil, none
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+		defer cancel()
+		names, err := runner.ContendersAt(ctx, conn, p)
+		if err != nil {
+			return nil, none
+		}
+		var offer []cobra.Completion
+		for _, n := range names {
+			if strings.HasPrefix(n, typed) && view.Escape(n) == n {
+				offer = append(offer, n)
+			}
+		}
+		return offer, none
+	}
+}
+
+// completionConn is the connection a completion uses: the settings the
+// command line, the environment and the files give, with a connect bound
+// short enough for a shell waiting on a Tab.
+func completionConn(c *cobra.Command, g *globalOptions) (zkconn.Options, bool) {
+	if _, err := resolve(c.Flags().Lookup, os.Getenv); err != nil {
+		return zkconn.Options{}, false
+	}
+	conn, err := g.connOptions(newUI(io.Discard, io.Discard))
+	if err != nil {
+		return zkconn.Options{}, false
+	}
+	conn.ConnectTimeout = min(conn.ConnectTimeout, completionTimeout)
+	return conn, true
 }
 
 // completePath completes a lock path from the children of the node typed
@@ -93,15 +143,10 @@ func completePath(g *globalOptions) cobra.CompletionFunc {
 		}
 		parent, prefix := path.Split(typed)
 		parent = path.Clean(parent)
-		if _, err := resolve(c.Flags().Lookup, os.Getenv); err != nil {
+		conn, ok := completionConn(c, g)
+		if !ok {
 			return nil, none
 		}
-		quiet := newUI(io.Discard, io.Discard)
-		conn, err := g.connOptions(quiet)
-		if err != nil {
-			return nil, none
-		}
-		conn.ConnectTimeout = min(conn.ConnectTimeout, completionTimeout)
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
 		paths, err := runner.PathsUnder(ctx, conn, parent, prefix)

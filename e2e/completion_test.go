@@ -3,7 +3,9 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,5 +95,44 @@ func TestCompletePath(t *testing.T) {
 			t.Errorf("%s: completion took %s", servers, took)
 		}
 		t.Logf("%s: nothing offered after %s", servers, took)
+	}
+}
+
+// TestCompleteNode: revoke --node completes from the contenders at --path,
+// in queue order and named as list shows them (a semaphore's as
+// leases/NAME), filtered by what is typed; without --path it offers
+// nothing, and never file names.
+func TestCompleteNode(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	startHolder(t, path)
+	waiter := zklock(t, "run", "--path", path, "--", "true")
+	if err := waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = waiter.Process.Signal(syscall.SIGTERM); _ = waiter.Wait() })
+	zktest.Eventually(t, 10*time.Second, "a waiter", func() bool { return queueLen(conn, path) == 2 })
+	children, _, err := conn.Children(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(children, func(i, j int) bool { return children[i][len(children[i])-10:] < children[j][len(children[j])-10:] })
+	got, _ := completePaths(t, nil, "revoke", "--path", path, "--node", "")
+	if strings.Join(got, " ") != strings.Join(children, " ") {
+		t.Errorf("revoke --path %s --node completes to %q, want the queue %q", path, got, children)
+	}
+	got, _ = completePaths(t, nil, "revoke", "--path", path, "--node", children[1][:len(children[1])-3])
+	if strings.Join(got, " ") != children[1] {
+		t.Errorf("a typed prefix of the waiter completes to %q, want %q", got, children[1])
+	}
+	sem := lockPath(t) + "-sem"
+	startHolderArgs(t, []string{"run", "--limit", "2", "--path", sem})
+	zktest.Eventually(t, 10*time.Second, "a lease", func() bool { return queueLen(conn, sem+"/leases") == 1 })
+	if got, _ = completePaths(t, nil, "revoke", "--path", sem, "--node", "lea"); len(got) != 1 || !strings.HasPrefix(got[0], "leases/") {
+		t.Errorf("revoke --path %s --node lea completes to %q, want its lease", sem, got)
+	}
+	out, err := zklock(t, "__complete", "revoke", "--node", "").Output()
+	if err != nil || strings.TrimSpace(string(out)) != ":4" {
+		t.Errorf("revoke --node without --path: %v, %q; want nothing and no file names (:4)", err, out)
 	}
 }

@@ -41,6 +41,15 @@ func (e Entry) Node() string {
 	return zkconn.Join(e.Path, e.Under, e.Name)
 }
 
+// Listed is the contender's name as list shows it and revoke takes it: its
+// node's name, under Under for a semaphore's entry ("leases/NAME").
+func (e Entry) Listed() string {
+	if e.Under == "" {
+		return e.Name
+	}
+	return e.Under + "/" + e.Name
+}
+
 // Queue is a lock path and its contenders in order.
 type Queue struct {
 	Path    string

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -30,4 +31,24 @@ func PathsUnder(ctx context.Context, conn zkconn.Options, parent, prefix string)
 	}
 	sort.Strings(paths)
 	return paths, nil
+}
+
+// ContendersAt names the contenders of the lock at path, in queue order, as
+// list shows them and revoke --node takes them: what a shell completes a
+// contender from.
+func ContendersAt(ctx context.Context, conn zkconn.Options, path string) ([]string, error) {
+	client, err := zkconn.Dial(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	q, err := lock.Inspect(ctx, client, path)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(q.Entries))
+	for _, e := range q.Entries {
+		names = append(names, e.Listed())
+	}
+	return names, nil
 }

@@ -59,7 +59,7 @@ func toJSON(e lock.Entry) EntryJSON {
 		Persistent: e.Session == 0}
 	if e.Under != "" {
 		// A semaphore's contender: a lease, or waiting in its mutex for one.
-		j.Node, j.Mode = e.Under+"/"+e.Name, lock.SemaphoreLease.String()
+		j.Node, j.Mode = e.Listed(), lock.SemaphoreLease.String()
 	}
 	if e.ByZklock {
 		j.Zklock = true

@@ -55,7 +55,7 @@ func flagError(c *cobra.Command, err error) error {
 	// pflag words a bad boolean as its parser does (strconv.ParseBool:
 	// parsing "yes": invalid syntax), without wrapping the parser's error.
 	if i := strings.Index(err.Error(), ": strconv.ParseBool: "); i >= 0 {
-		return usageErrorf("%s: not a boolean: write true or false", err.Error()[:i])
+		return usageErrorf("%s: %s", err.Error()[:i], notBoolean)
 	}
 	return &UsageError{Err: err}
 }

@@ -35,7 +35,7 @@ func TestHabits(t *testing.T) {
 		{[]string{"tryrun", "-w", "5", "--path", "/a", "--", "true"}, 64, "tryrun never waits"},
 		{[]string{"list", "--once-per", "1h"}, 64, "zklock: unknown flag: --once-per; it is a flag of zklock run and zklock tryrun (see zklock list --help)"},
 		{[]string{"run", "--shared=yes", "--path", "/a", "--", "true"}, 64,
-			`zklock: invalid argument "yes" for "--shared" flag: not a boolean: write true or false (see zklock run --help)`},
+			`zklock: invalid argument "yes" for "--shared" flag: not a boolean: write true or false (or 1, 0) (see zklock run --help)`},
 		{[]string{"revoke", "--path", "/a", "--json"}, 64, "unknown flag: --json; it is a flag of zklock holders and zklock list"},
 		{[]string{"--version"}, 0, "zklock " + Version() + " ("},
 		{[]string{"version"}, 0, "zklock " + Version() + " ("},

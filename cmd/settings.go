@@ -171,6 +171,9 @@ func resolve(lookup func(string) *pflag.Flag, getenv func(string) string) (*reso
 	return r, nil
 }
 
+// notBoolean says which words a boolean setting takes.
+const notBoolean = "not a boolean: write true or false (or 1, 0)"
+
 // badValue is the usage error for a value from the environment or a file,
 // naming where it was written.
 func (r *resolved) badValue(s setting, o origin, err error) error {
@@ -178,7 +181,7 @@ func (r *resolved) badValue(s setting, o origin, err error) error {
 	// invalid syntax); say which words it takes instead.
 	var num *strconv.NumError
 	if errors.As(err, &num) && num.Func == "ParseBool" {
-		err = fmt.Errorf("%q is not a boolean: write true or false (or 1, 0)", num.Num)
+		err = fmt.Errorf("%q is %s", num.Num, notBoolean)
 	}
 	if o.rank == fromEnv {
 		return usageErrorf("%s: %v", s.env, err)

@@ -263,3 +263,48 @@ func TestConnectTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoredSignalsStayIgnored: started with SIGHUP and SIGINT ignored, as
+// nohup and a script's `&` start it, zklock leaves them ignored, for itself
+// and for its command, as a shell does: a hangup neither ends the run nor
+// reaches the command. Other signals are still forwarded.
+func TestIgnoredSignalsStayIgnored(t *testing.T) {
+	dir := t.TempDir()
+	script := `grep '^SigIgn:' /proc/$$/status > "$1/sigign"
+trap 'echo USR1 >> "$1/got"' USR1
+touch "$1/ready"
+while [ ! -e "$1/stop" ]; do sleep 0.05; done`
+	c := zklock(t, "run", "--path", lockPath(t), "--", "sh", "-c", script, "sh", dir)
+	c.Args = append([]string{"sh", "-c", `trap "" HUP INT; exec "$0" "$@"`, c.Path}, c.Args[1:]...)
+	c.Path = "/bin/sh"
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	zktest.Eventually(t, 10*time.Second, "the command to start", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "ready"))
+		return err == nil
+	})
+	// Ignored signals are discarded when sent; USR1, sent after them, is
+	// forwarded, so once the command has seen it, the others had their
+	// chance to do harm.
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGUSR1} {
+		if err := c.Process.Signal(sig); err != nil {
+			t.Fatalf("%v: %v", sig, err)
+		}
+	}
+	zktest.Eventually(t, 10*time.Second, "the command to see SIGUSR1", func() bool {
+		got, _ := os.ReadFile(filepath.Join(dir, "got"))
+		return string(got) == "USR1\n"
+	})
+	if err := os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := zktest.ExitCodeT(t, c.Wait()); code != 0 {
+		t.Errorf("exit %d, want 0: an ignored signal ended the run", code)
+	}
+	line, _ := os.ReadFile(filepath.Join(dir, "sigign"))
+	mask, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(line), "SigIgn:")), 16, 64)
+	if hupInt := uint64(1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1)); err != nil || mask&hupInt != hupInt {
+		t.Errorf("the command's %q (%v): want SIGHUP and SIGINT ignored", line, err)
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // The test binary doubles as two helper programs, chosen by envHelper:
@@ -54,6 +56,7 @@ func TestMain(m *testing.M) {
 	case "count":
 		os.Exit(helperCount())
 	}
+	zktest.UnignoreSignals()
 	os.Exit(m.Run())
 }
 

@@ -189,11 +189,18 @@ func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, budg
 }
 
 // catchSignals catches the signals forwarded to the command: before it
-// starts, each ends the wait (exit 128+N).
+// starts, each ends the wait (exit 128+N). A signal ignored on entry stays
+// ignored, as a shell leaves it: `nohup zklock run …` and `zklock run … &`
+// from a script start zklock with SIGHUP or SIGINT ignored, and catching it
+// would undo that for the command too (exec resets a caught signal to its
+// default, and zklock would forward a hangup to it). Go's runtime keeps
+// only SIGHUP and SIGINT ignored from the start; the others it catches.
 func catchSignals() chan os.Signal {
 	sigs := make(chan os.Signal, 8)
 	for _, sig := range lockexec.Forwarded {
-		signal.Notify(sigs, sig)
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
 	}
 	return sigs
 }

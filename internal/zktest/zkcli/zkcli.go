@@ -21,6 +21,7 @@ type withServer struct {
 }
 
 func (w withServer) Run() int {
+	zktest.UnignoreSignals()
 	if w.done != nil {
 		defer w.done()
 	}

@@ -109,6 +109,13 @@ func TestMainOutput(t *testing.T) {
 			"…[99560 bytes cut]…" + strings.Repeat("n", 120) + " is not a contender's name: those end in a 10-digit sequence number, as list shows them (see zklock revoke --help)\n"},
 		{[]string{"run", "--path", "/a", "--timeout", strings.Repeat("9", 100000) + "h", "--", "true"}, 64, ""},
 		{[]string{"run", "--path", "/a", "--" + strings.Repeat("x", 100000), "--", "true"}, 64, ""},
+		// So is a value of many short words: each is short, the whole is not.
+		{[]string{"revoke", "--path", "/a", "--node", strings.Repeat("ab ", 40000)}, 64, ""},
+		{[]string{"run", "--path", "/a", "--timeout", strings.Repeat("1h ", 40000), "--", "true"}, 64, ""},
+		{[]string{"run", "--path", "a " + strings.Repeat("b ", 40000), "--", "true"}, 64, ""},
+		{[]string{"run", "--path", "/a", "--on-lost", strings.Repeat("x ", 40000), "--", "true"}, 64, ""},
+		{[]string{"--" + strings.Repeat("x ", 40000)}, 64, ""},
+		{[]string{strings.Repeat("x ", 40000)}, 64, ""},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errb)

@@ -104,6 +104,11 @@ func TestMainOutput(t *testing.T) {
 		{[]string{"forget", "--path", "/a", "--path", "a"}, 64, "zklock: bad path: \"a\" is relative; lock paths start with / (see zklock forget --help)\n"},
 		{[]string{"forget", "--path", "/a", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock forget --help)\n"},
 		{[]string{"forget", "--path", "/a", "--path", "/a"}, 64, "zklock: --path /a is given twice (see zklock forget --help)\n"},
+		// help with a topic that names no command says so, as an unknown
+		// command does, instead of printing zklock --help and exiting 0.
+		{[]string{"help", "nosuch"}, 64, "zklock: unknown help topic \"nosuch\" (see zklock --help)\n"},
+		{[]string{"--servers", "help", "help", "nosuch"}, 64, "zklock: unknown help topic \"nosuch\" (see zklock --help)\n"},
+		{[]string{"help", "rnu"}, 64, "zklock: unknown help topic \"rnu\"; did you mean run? (see zklock --help)\n"},
 		// The success record of a lock path is no lock path itself.
 		{[]string{"run", "--path", "/a/zklock.last-success", "--", "true"}, 64, "zklock: bad path: \"/a/zklock.last-success\" has a component zklock.last-success, the name of a lock path's success record (see zklock run --help)\n"},
 		{[]string{"tryrun", "--path", "/a/zklock.last-success/b", "--", "true"}, 64, "zklock: bad path: \"/a/zklock.last-success/b\" has a component zklock.last-success, the name of a lock path's success record (see zklock tryrun --help)\n"},

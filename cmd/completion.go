@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -105,7 +106,7 @@ func completeNode(g *globalOptions) cobra.CompletionFunc {
 		}
 		var offer []cobra.Completion
 		for _, n := range names {
-			if strings.HasPrefix(n, typed) && view.Escape(n) == n {
+			if strings.HasPrefix(n, typed) && shellWord(n) {
 				offer = append(offer, n)
 			}
 		}
@@ -153,16 +154,34 @@ func completePath(g *globalOptions) cobra.CompletionFunc {
 		if err != nil {
 			return nil, none
 		}
-		// Offered paths go onto the command line as they are. One that
-		// holds a character a terminal obeys instead of showing (a bidi
-		// override, a line separator: the server allows them) would
-		// show as something else than it is: leave it out.
 		safe := paths[:0]
 		for _, p := range paths {
-			if view.Escape(p) == p {
+			if shellWord(p) {
 				safe = append(safe, p)
 			}
 		}
 		return safe, none
 	}
+}
+
+// shellWord reports whether s, a name another client chose, may be offered
+// as a completion. The shell puts what is offered onto the command line as
+// it is, unquoted (bash's completion script does not quote it): a name
+// with a space would become two arguments, and one with $(...) or `...`
+// would run that command when the line is entered. One that holds a
+// character a terminal obeys instead of showing (a bidi override, a line
+// separator: the server allows them) would show as something else than it
+// is. So only names that are one plain shell word are offered: letters,
+// digits and _@%+=:,./- (every recipe's own names are); others can still
+// be typed, quoted.
+func shellWord(s string) bool {
+	if view.Escape(s) != s || strings.HasPrefix(s, "~") {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("_@%+=:,./-", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -104,11 +104,27 @@ func TestMainOutput(t *testing.T) {
 		{[]string{"forget", "--path", "/a", "--path", "a"}, 64, "zklock: bad path: \"a\" is relative; lock paths start with / (see zklock forget --help)\n"},
 		{[]string{"forget", "--path", "/a", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock forget --help)\n"},
 		{[]string{"forget", "--path", "/a", "--path", "/a"}, 64, "zklock: --path /a is given twice (see zklock forget --help)\n"},
+		// help with a topic that names no command says so, as an unknown
+		// command does, instead of printing zklock --help and exiting 0.
+		{[]string{"help", "nosuch"}, 64, "zklock: unknown help topic \"nosuch\" (see zklock --help)\n"},
+		{[]string{"--servers", "help", "help", "nosuch"}, 64, "zklock: unknown help topic \"nosuch\" (see zklock --help)\n"},
+		{[]string{"help", "rnu"}, 64, "zklock: unknown help topic \"rnu\"; did you mean run? (see zklock --help)\n"},
+		// The success record of a lock path is no lock path itself.
+		{[]string{"run", "--path", "/a/zklock.last-success", "--", "true"}, 64, "zklock: bad path: \"/a/zklock.last-success\" has a component zklock.last-success, the name of a lock path's success record (see zklock run --help)\n"},
+		{[]string{"tryrun", "--path", "/a/zklock.last-success/b", "--", "true"}, 64, "zklock: bad path: \"/a/zklock.last-success/b\" has a component zklock.last-success, the name of a lock path's success record (see zklock tryrun --help)\n"},
+		{[]string{"forget", "--path", "/a/zklock.last-success"}, 64, "zklock: bad path: \"/a/zklock.last-success\" has a component zklock.last-success, the name of a lock path's success record (see zklock forget --help)\n"},
 		// An overlong value is cut short in the message, wherever it is quoted.
 		{[]string{"revoke", "--path", "/a", "--node", strings.Repeat("n", 100000)}, 64, "zklock: bad node: " + strings.Repeat("n", 320) +
 			"…[99560 bytes cut]…" + strings.Repeat("n", 120) + " is not a contender's name: those end in a 10-digit sequence number, as list shows them (see zklock revoke --help)\n"},
 		{[]string{"run", "--path", "/a", "--timeout", strings.Repeat("9", 100000) + "h", "--", "true"}, 64, ""},
 		{[]string{"run", "--path", "/a", "--" + strings.Repeat("x", 100000), "--", "true"}, 64, ""},
+		// So is a value of many short words: each is short, the whole is not.
+		{[]string{"revoke", "--path", "/a", "--node", strings.Repeat("ab ", 40000)}, 64, ""},
+		{[]string{"run", "--path", "/a", "--timeout", strings.Repeat("1h ", 40000), "--", "true"}, 64, ""},
+		{[]string{"run", "--path", "a " + strings.Repeat("b ", 40000), "--", "true"}, 64, ""},
+		{[]string{"run", "--path", "/a", "--on-lost", strings.Repeat("x ", 40000), "--", "true"}, 64, ""},
+		{[]string{"--" + strings.Repeat("x ", 40000)}, 64, ""},
+		{[]string{strings.Repeat("x ", 40000)}, 64, ""},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errb)

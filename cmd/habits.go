@@ -79,8 +79,18 @@ func unknownCommand(root *cobra.Command, args []string) error {
 	if name == "" {
 		return nil
 	}
-	if name == "help" || name == cobra.ShellCompRequestCmd || name == cobra.ShellCompNoDescRequestCmd {
+	if name == cobra.ShellCompRequestCmd || name == cobra.ShellCompNoDescRequestCmd {
 		return nil
+	}
+	what := "command"
+	if name == "help" {
+		// cobra prints zklock --help and exits 0 for a topic it does not
+		// know: a typo would pass for success.
+		_, at := firstArgAt(root.PersistentFlags(), args)
+		name, what = firstArg(root.PersistentFlags(), args[at+1:]), "help topic"
+		if name == "" {
+			return nil
+		}
 	}
 	for _, c := range root.Commands() {
 		if c.Name() == name || c.HasAlias(name) {
@@ -88,21 +98,27 @@ func unknownCommand(root *cobra.Command, args []string) error {
 		}
 	}
 	if s := root.SuggestionsFor(name); len(s) > 0 {
-		return usageErrorf("unknown command %q; did you mean %s?", name, strings.Join(s, " or "))
+		return usageErrorf("unknown %s %q; did you mean %s?", what, name, strings.Join(s, " or "))
 	}
-	return usageErrorf("unknown command %q", name)
+	return usageErrorf("unknown %s %q", what, name)
 }
 
 // firstArg is the first argument that is neither a flag nor a flag's
 // value, or "" when there is none before "--".
 func firstArg(fs *pflag.FlagSet, args []string) string {
+	a, _ := firstArgAt(fs, args)
+	return a
+}
+
+// firstArgAt is firstArg and its index in args (-1 when there is none).
+func firstArgAt(fs *pflag.FlagSet, args []string) (string, int) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			return ""
+			return "", -1
 		case !strings.HasPrefix(a, "-") || a == "-":
-			return a
+			return a, i
 		case strings.Contains(a, "="):
 			continue
 		}
@@ -116,7 +132,7 @@ func firstArg(fs *pflag.FlagSet, args []string) string {
 			i++ // the flag's value
 		}
 	}
-	return ""
+	return "", -1
 }
 
 // versionLine is what zklock version and zklock --version print.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/zklock/zklock/internal/config"
+	"github.com/zklock/zklock/view"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -216,7 +217,10 @@ func (r *resolved) print(w io.Writer) {
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	implied := r.tlsImpliedBy()
 	for _, row := range r.rows {
-		v, where := row.shown(), row.origin.where
+		// A value from a file (one in /etc is another's to write) or the
+		// environment is shown as messages quote values: escaped, and cut
+		// short, or it would pad every row of the table to its width.
+		v, where := view.Escape(view.CutLong(row.shown())), view.Escape(view.CutLong(row.origin.where))
 		if v == "" {
 			v = `""`
 		}

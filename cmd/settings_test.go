@@ -256,3 +256,23 @@ func TestSettingsGroups(t *testing.T) {
 		t.Errorf("auth() = %v, %v; want bob's, from the file's auth_file", a, err)
 	}
 }
+
+// TestConfigCommandHostileValues: a value from the environment or a file
+// (a shared /etc file is another's to write) with terminal escapes, or
+// 100 KB long, is shown escaped and cut short, and does not pad every row
+// of the table to its width.
+func TestConfigCommandHostileValues(t *testing.T) {
+	configEnv(t, "", "")
+	t.Setenv(envTLSCA, "/tmp/\x1b]0;pwned\x07"+strings.Repeat("y", 100000))
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"config"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got := out.String()
+	if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `\x1b]0;pwned\x07`) {
+		t.Errorf("zklock config shows a value's escapes raw: %.300q", got)
+	}
+	if len(got) > 16000 {
+		t.Errorf("zklock config with a 100 KB value prints %d bytes", len(got))
+	}
+}

@@ -58,18 +58,20 @@ func TestCompletePath(t *testing.T) {
 		t.Errorf("holders --path %s/ completes to %q", base, got)
 	}
 
-	// A name with a space is offered (the shell's completion script
-	// quotes it); one with a bidi override or a line separator, which the
-	// server allows and a terminal would obey rather than show, is not:
-	// it could not be shown as it is, nor typed back.
-	for _, p := range []string{base + "/gamma ray", base + "/g\u202eevil", base + "/g\u2028x"} {
+	// Only a name that is one plain shell word is offered: bash puts the
+	// completion onto the line unquoted, so a space would split it and
+	// $(...) or `...` would run when the line is entered; a bidi override
+	// or a line separator, which the server allows and a terminal would
+	// obey rather than show, could not be shown as it is.
+	for _, p := range []string{base + "/gamma-ray_1.2", base + "/gamma ray", base + "/g$(touch pwned)", base + "/g`id`",
+		base + "/g'q", base + "/g\u202eevil", base + "/g\u2028x"} {
 		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %q: %v", p, err)
 		}
 	}
 	got, _ = completePaths(t, nil, "run", "--path", base+"/g")
-	if strings.Join(got, "|") != base+"/gamma ray" {
-		t.Errorf("run --path %s/g completes to %q", base, got)
+	if strings.Join(got, "|") != base+"/gamma-ray_1.2" {
+		t.Errorf("run --path %s/g completes to %q, want only %s/gamma-ray_1.2", base, got, base)
 	}
 
 	// The servers from a configuration file, none in the environment.
@@ -130,6 +132,13 @@ func TestCompleteNode(t *testing.T) {
 	zktest.Eventually(t, 10*time.Second, "a lease", func() bool { return queueLen(conn, sem+"/leases") == 1 })
 	if got, _ = completePaths(t, nil, "revoke", "--path", sem, "--node", "lea"); len(got) != 1 || !strings.HasPrefix(got[0], "leases/") {
 		t.Errorf("revoke --path %s --node lea completes to %q, want its lease", sem, got)
+	}
+	// A foreign client's contender whose name the shell would not take as
+	// one plain word is not offered: entered as completed, `...` would run.
+	foreignNode(t, conn, path+"/x`touch pwned`-lock-", nil)
+	foreignNode(t, conn, path+"/$(id) x-lock-", nil)
+	if got, _ = completePaths(t, nil, "revoke", "--path", path, "--node", ""); strings.Join(got, " ") != strings.Join(children, " ") {
+		t.Errorf("with hostile names queued, revoke --path %s --node completes to %q, want only %q", path, got, children)
 	}
 	out, err := zklock(t, "__complete", "revoke", "--node", "").Output()
 	if err != nil || strings.TrimSpace(string(out)) != ":4" {

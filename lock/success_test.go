@@ -114,3 +114,35 @@ func TestForgetSuccessRefused(t *testing.T) {
 		t.Errorf("the record is gone after a refused forget: %v, %v", ok, err)
 	}
 }
+
+// TestForgetUnreadableSuccess: a record this client may not read (another
+// identity wrote it with an ACL of its own) is forgotten all the same, as
+// forgetting needs only the right to delete in the lock path: the job it
+// blocks (its every run exits 77 reading it) can run again.
+func TestForgetUnreadableSuccess(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	path := testPath(t)
+	var made []string
+	if err := ensurePath(ctx, client(t), path, &made); err != nil {
+		t.Fatal(err)
+	}
+	conn := raw(t)
+	if _, err := conn.Create(path+"/"+SuccessRecord, []byte("forged"), 0, zk.DigestACL(zk.PermAll, "other", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = conn.AddAuth("digest", []byte("other:pw"))
+		conn.Delete(path+"/"+SuccessRecord, -1)
+		conn.Delete(path, -1)
+	})
+	if _, _, err := LastSuccess(ctx, client(t), path); !zkconn.IsPermission(err) {
+		t.Fatalf("reading the record: %v, want a permission error", err)
+	}
+	s, ok, err := ForgetSuccess(ctx, client(t), path)
+	if !ok || err != nil || s.At.IsZero() || s.Path != path {
+		t.Fatalf("forgot %+v, %v, %v; want the unreadable record, with its time", s, ok, err)
+	}
+	if ok, _, err := conn.Exists(path + "/" + SuccessRecord); ok || err != nil {
+		t.Errorf("the record is still there: %v, %v", ok, err)
+	}
+}

@@ -12,20 +12,34 @@ import (
 // it, so each overlong word keeps its head and its tail, and says how much
 // was left out between them: enough to recognise the value, never to
 // flood the terminal or a log line's size limit.
+// A value made of many short words (a command line, a holder's data full of
+// spaces) floods as well as one long word, so the whole text is bounded
+// too, keeping its tail, where a message's hint is.
 const (
 	longWord = 512 // runes in a word before it is cut: more than any real path
 	keepHead = 320
 	keepTail = 120
+
+	longText     = 1024 // runes in the whole text, once its words are cut
+	keepTextHead = 600
+	keepTextTail = 360
 )
 
 // CutLong shortens every whitespace-separated word of s that is longer than
 // longWord runes to its first keepHead and last keepTail runes, with
-// "…[N bytes cut]…" between them. Shorter words, and the whitespace between
-// words, are kept as they are.
+// "…[N bytes cut]…" between them; shorter words, and the whitespace between
+// words, are kept as they are. If what is left is still longer than
+// longText runes, it keeps the first keepTextHead and last keepTextTail
+// runes of it the same way.
 func CutLong(s string) string {
 	if len(s) <= longWord {
 		return s
 	}
+	return cut(cutWords(s), longText, keepTextHead, keepTextTail)
+}
+
+// cutWords cuts each overlong word of s.
+func cutWords(s string) string {
 	var b strings.Builder
 	for len(s) > 0 {
 		i := strings.IndexAny(s, " \t\n")
@@ -44,13 +58,17 @@ func CutLong(s string) string {
 	return b.String()
 }
 
-func cutWord(w string) string {
+func cutWord(w string) string { return cut(w, longWord, keepHead, keepTail) }
+
+// cut keeps the first head and last tail runes of w if it has more than
+// limit runes.
+func cut(w string, limit, head, tail int) string {
 	n := utf8.RuneCountInString(w)
-	if n <= longWord {
+	if n <= limit {
 		return w
 	}
-	head := runeOffset(w, keepHead)
-	tail := runeOffset(w, n-keepTail)
+	head = runeOffset(w, head)
+	tail = runeOffset(w, n-tail)
 	return fmt.Sprintf("%s…[%d bytes cut]…%s", w[:head], tail-head, w[tail:])
 }
 

@@ -25,3 +25,17 @@ func TestCutLong(t *testing.T) {
 		t.Errorf("CutLong of 1000 runes of é: %q", got)
 	}
 }
+
+// Many short words flood as well as one long one: the whole text is
+// bounded, and its tail (where a message's hint is) is kept.
+func TestCutLongManyWords(t *testing.T) {
+	in := "bad --node " + strings.Repeat("ab ", 40000) + "(see zklock revoke --help)"
+	got := CutLong(in)
+	if n := utf8.RuneCountInString(got); n > longText+40 {
+		t.Errorf("CutLong of %d bytes of short words kept %d runes, want at most about %d", len(in), n, longText)
+	}
+	if !strings.HasPrefix(got, "bad --node ab ab") || !strings.HasSuffix(got, "ab ab (see zklock revoke --help)") ||
+		!strings.Contains(got, " bytes cut]…") {
+		t.Errorf("CutLong of many short words = %.80q…%.80q", got, got[len(got)-80:])
+	}
+}

@@ -18,7 +18,11 @@ func Describe(c lock.Contender, d lock.NodeData) string {
 
 // Who says who a contender is, without when it came: user@host, pid and
 // command for zklock's nodes, the client's data and the node otherwise.
-func Who(c lock.Contender, d lock.NodeData) string {
+// Another client's data may be as long as the server allows (1 MB), so
+// what it says is cut short (CutLong) wherever it is shown.
+func Who(c lock.Contender, d lock.NodeData) string { return CutLong(who(c, d)) }
+
+func who(c lock.Contender, d lock.NodeData) string {
 	if d.ByZklock {
 		o := d.Owner
 		s := fmt.Sprintf("%s pid %d", o.Host, o.PID)

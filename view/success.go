@@ -50,9 +50,9 @@ func Forgotten(s lock.Success) string {
 func successBy(s lock.Success) string {
 	switch {
 	case s.ByZklock:
-		return fmt.Sprintf("on %s pid %d (%s)", Escape(orDash(s.Owner.Host)), s.Owner.PID, Escape(s.Owner.CommandLine()))
+		return fmt.Sprintf("on %s pid %d (%s)", cell(orDash(s.Owner.Host)), s.Owner.PID, cell(s.Owner.CommandLine()))
 	case s.Raw != "":
-		return "by " + Escape(s.Raw)
+		return "by " + cell(s.Raw)
 	}
 	return "(not zklock)"
 }

@@ -196,14 +196,18 @@ func row(e lock.Entry, withPath bool, now time.Time) []string {
 		mode = fmt.Sprintf("lease/%d", j.Limit)
 	}
 	// Every cell another client could have written is escaped: a tab
-	// would break the columns, a newline forge a row.
-	r := []string{strconv.Itoa(j.Position), st, mode, Escape(j.Flavor), Escape(orDash(host)), pid,
-		Escape(orDash(j.User)), since(j.Since, now), Escape(cmd), Escape(j.Node)}
+	// would break the columns, a newline forge a row. It is cut short
+	// too: node data may be 1 MB, and would make every row that wide.
+	r := []string{strconv.Itoa(j.Position), st, mode, cell(j.Flavor), cell(orDash(host)), pid,
+		cell(orDash(j.User)), since(j.Since, now), cell(cmd), cell(j.Node)}
 	if withPath {
-		r = append([]string{Escape(j.Path)}, r...)
+		r = append([]string{cell(j.Path)}, r...)
 	}
 	return r
 }
+
+// cell is a value another client wrote, as a table shows it.
+func cell(s string) string { return Escape(CutLong(s)) }
 
 // columnGap is the space between two columns.
 const columnGap = 2

@@ -123,3 +123,34 @@ func TestForgotten(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeNodeData: a holder whose data is as large as the server allows
+// (1 MB of short words, escapes and newlines) is shown in a bounded line
+// by the table, by Who (busy lines, the wait's status) and by the success
+// lines, never whole.
+func TestHugeNodeData(t *testing.T) {
+	huge := strings.Repeat("ab \x1b[31m\n", 1<<20/9)
+	es := entries()
+	es[1].Raw = huge
+	es[0].Owner.Host = huge
+	es[0].Owner.Cmd = []string{"sh", "-c", huge}
+	var b bytes.Buffer
+	now := time.Date(2026, 11, 21, 3, 12, 5, 0, time.UTC)
+	if err := Table(&b, es, true, false, now); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 40 << 10 // bytes: a few cut cells, each escaped
+	if n := b.Len(); n > bound || strings.Count(b.String(), "\n") != len(es)+1 {
+		t.Errorf("table of a 1 MB holder: %d bytes in %d lines, want at most %d in %d", n, strings.Count(b.String(), "\n"), bound, len(es)+1)
+	}
+	for name, s := range map[string]string{
+		"Who of a foreign client": Who(es[1].Contender, es[1].NodeData),
+		"Who of zklock":           Who(es[0].Contender, es[0].NodeData),
+		"LastSuccess":             LastSuccess(lock.Success{Path: "/locks/a", At: now, NodeData: es[1].NodeData}, now),
+		"Forgotten":               Forgotten(lock.Success{Path: "/locks/a", At: now, NodeData: es[0].NodeData}),
+	} {
+		if len(s) > bound/4 {
+			t.Errorf("%s of a 1 MB holder is %d bytes, want at most %d", name, len(s), bound/4)
+		}
+	}
+}

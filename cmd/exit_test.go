@@ -93,6 +93,8 @@ func TestMainOutput(t *testing.T) {
 	}{
 		{[]string{"run", "--path", "x", "--", "true"}, 64, "zklock: bad path: \"x\" is relative; lock paths start with / (see zklock run --help)\n"},
 		{[]string{"nope"}, 64, "zklock: unknown command \"nope\" (see zklock --help)\n"},
+		{[]string{"--tls=false", "--tls-ca", "/x", "run", "--path", "/a", "--", "true"}, 64,
+			"zklock: tls is false (flag --tls), but tls_ca turns TLS on: drop one of them (see zklock run --help)\n"},
 		{[]string{"version", "extra"}, 64, "zklock: unexpected argument \"extra\" (see zklock version --help)\n"},
 		{[]string{"run", "--path", "/a", "--timeout", "soon", "--", "true"}, 64, ""},
 		{[]string{"version"}, 0, ""},

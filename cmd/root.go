@@ -70,6 +70,11 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		return zkconn.Options{}, usageErrorf("--protect needs credentials (--jaas, --sasl, --auth-file, --auth or %s): a protected lock path belongs to a user", envAuth)
 	}
 	o.Protect = g.Protect
+	if g.settings != nil {
+		if where, by := g.settings.tlsContradicted(); by != "" {
+			return zkconn.Options{}, usageErrorf("tls is false (%s), but %s turns TLS on: drop one of them", where, by)
+		}
+	}
 	if g.TLS || g.TLSFiles != (zkconn.TLSFiles{}) {
 		cfg, err := g.TLSFiles.Config()
 		if err != nil {

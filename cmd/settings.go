@@ -224,7 +224,7 @@ func (r *resolved) print(w io.Writer) {
 		if v == "" {
 			v = `""`
 		}
-		if row.s.key() == "tls" && v == "false" && implied != "" {
+		if row.s.key() == "tls" && v == "false" && row.origin == builtIn && implied != "" {
 			// The connection uses TLS all the same: say so, and why.
 			v, where = "true", "implied by "+implied
 		}
@@ -248,6 +248,18 @@ func (r *resolved) tlsImpliedBy() string {
 		}
 	}
 	return ""
+}
+
+// tlsContradicted reports a tls = false given somewhere (where) while a
+// TLS file setting (by) turns TLS on: which one was meant cannot be told.
+func (r *resolved) tlsContradicted() (where, by string) {
+	by = r.tlsImpliedBy()
+	for _, row := range r.rows {
+		if row.s.key() == "tls" && row.value == "false" && row.origin != builtIn && by != "" {
+			return row.origin.where, by
+		}
+	}
+	return "", ""
 }
 
 // filesRead says which files were read, and which were looked for.

@@ -276,3 +276,16 @@ func TestConfigCommandHostileValues(t *testing.T) {
 		t.Errorf("zklock config with a 100 KB value prints %d bytes", len(got))
 	}
 }
+
+// TestTLSContradicted: tls = false in a file, with a TLS file setting that
+// turns TLS on, cannot tell which was meant: 64, naming both. Left at its
+// default, tls is implied and nothing is refused.
+func TestTLSContradicted(t *testing.T) {
+	_, system := configEnv(t, "", "tls = false\n")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--tls-cert", "/c.pem", "--tls-key", "/k.pem", "list", "--path", "/a"}, &out, &errb)
+	want := "zklock: tls is false (" + system + ":1), but tls_cert turns TLS on: drop one of them (see zklock list --help)\n"
+	if code != 64 || errb.String() != want {
+		t.Errorf("exit %d, %q; want 64, %q", code, errb.String(), want)
+	}
+}

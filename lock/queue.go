@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -122,6 +123,47 @@ func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly boo
 		}
 	}
 	return inspectChildren(ctx, c, path, cs, holdersOnly, nil)
+}
+
+// ContenderNames names the contenders at path in queue order, as Entry.Listed
+// does, from the listings alone: no node's data is read, so a queue of
+// thousands is named in a few round trips. For a semaphore it names every
+// node in its mutex, also that of a session whose lease waits, which list
+// folds into the lease (telling them apart needs each node's owner).
+func ContenderNames(ctx context.Context, c *zkconn.Client, path string) ([]string, error) {
+	return contenderNames(ctx, c, path, "")
+}
+
+func contenderNames(ctx context.Context, c *zkconn.Client, path, under string) ([]string, error) {
+	dir := path
+	if under != "" {
+		dir = zkconn.Join(path, under)
+	}
+	children, err := c.Children(ctx, dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cs, err := contenders(ctx, c, dir, children)
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) == 0 && under == "" && slices.Contains(children, semLeases) {
+		// A semaphore: its leases, then those waiting in its mutex.
+		leases, err := contenderNames(ctx, c, path, semLeases)
+		if err != nil {
+			return nil, err
+		}
+		locks, err := contenderNames(ctx, c, path, semLocks)
+		return append(leases, locks...), err
+	}
+	names := make([]string, 0, len(cs))
+	for _, ct := range cs {
+		names = append(names, Entry{Contender: ct, Under: under}.Listed())
+	}
+	return names, nil
 }
 
 // contenders returns the children of path that take part in its queue, in

@@ -42,13 +42,5 @@ func ContendersAt(ctx context.Context, conn zkconn.Options, path string) ([]stri
 		return nil, err
 	}
 	defer client.Close()
-	q, err := lock.Inspect(ctx, client, path)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(q.Entries))
-	for _, e := range q.Entries {
-		names = append(names, e.Listed())
-	}
-	return names, nil
+	return lock.ContenderNames(ctx, client, path)
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -75,8 +76,12 @@ func commandsWithFlag(c *cobra.Command, name string) []string {
 // any flag is parsed: otherwise `zklock rnu --path P` would complain about
 // --path, which the root command does not have, instead of the typo.
 func unknownCommand(root *cobra.Command, args []string) error {
-	name := firstArg(root.PersistentFlags(), args)
+	name, at := firstArgAt(root.PersistentFlags(), args)
 	if name == "" {
+		// `zklock -- run …`: after --, nothing is zklock's command.
+		if i := slices.Index(args, "--"); i >= 0 && i+1 < len(args) && isCommand(root, args[i+1]) {
+			return usageErrorf("%q after -- is not read as a command: give it first (zklock %s … -- CMD)", args[i+1], args[i+1])
+		}
 		return nil
 	}
 	if name == cobra.ShellCompRequestCmd || name == cobra.ShellCompNoDescRequestCmd {
@@ -86,21 +91,35 @@ func unknownCommand(root *cobra.Command, args []string) error {
 	if name == "help" {
 		// cobra prints zklock --help and exits 0 for a topic it does not
 		// know: a typo would pass for success.
-		_, at := firstArgAt(root.PersistentFlags(), args)
 		name, what = firstArg(root.PersistentFlags(), args[at+1:]), "help topic"
 		if name == "" {
 			return nil
 		}
 	}
-	for _, c := range root.Commands() {
-		if c.Name() == name || c.HasAlias(name) {
-			return nil
+	if isCommand(root, name) {
+		return nil
+	}
+	// `zklock --path /x run …`: a command's own flag before the command
+	// takes the flag's value for the command.
+	if what == "command" && at > 0 && strings.HasPrefix(args[at-1], "-") {
+		if later := firstArg(root.PersistentFlags(), args[at+1:]); isCommand(root, later) {
+			return usageErrorf("%s goes after the command: zklock %s %s …", args[at-1], later, args[at-1])
 		}
 	}
 	if s := root.SuggestionsFor(name); len(s) > 0 {
 		return usageErrorf("unknown %s %q; did you mean %s?", what, name, strings.Join(s, " or "))
 	}
 	return usageErrorf("unknown %s %q", what, name)
+}
+
+// isCommand reports whether name is one of root's commands.
+func isCommand(root *cobra.Command, name string) bool {
+	for _, c := range root.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstArg is the first argument that is neither a flag nor a flag's

@@ -36,6 +36,11 @@ func TestHabits(t *testing.T) {
 		{[]string{"list", "--once-per", "1h"}, 64, "zklock: unknown flag: --once-per; it is a flag of zklock run and zklock tryrun (see zklock list --help)"},
 		{[]string{"run", "--shared=yes", "--path", "/a", "--", "true"}, 64,
 			`zklock: invalid argument "yes" for "--shared" flag: not a boolean: write true or false (or 1, 0) (see zklock run --help)`},
+		// A command after --, and a command's flag before the command.
+		{[]string{"--", "run", "--path", "/a", "--", "true"}, 64,
+			`zklock: "run" after -- is not read as a command: give it first (zklock run … -- CMD) (see zklock --help)`},
+		{[]string{"--path", "/a", "run", "--", "true"}, 64, "zklock: --path goes after the command: zklock run --path … (see zklock --help)"},
+		{[]string{"-v", "--limit", "2", "tryrun", "--path", "/a", "--", "true"}, 64, "zklock: --limit goes after the command: zklock tryrun --limit …"},
 		{[]string{"revoke", "--path", "/a", "--json"}, 64, "unknown flag: --json; it is a flag of zklock holders and zklock list"},
 		{[]string{"--version"}, 0, "zklock " + Version() + " ("},
 		{[]string{"version"}, 0, "zklock " + Version() + " ("},

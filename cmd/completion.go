@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/zklock/zklock/runner"
-	"github.com/zklock/zklock/view"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -175,7 +174,7 @@ func completePath(g *globalOptions) cobra.CompletionFunc {
 // digits and _@%+=:,./- (every recipe's own names are); others can still
 // be typed, quoted.
 func shellWord(s string) bool {
-	if view.Escape(s) != s || strings.HasPrefix(s, "~") {
+	if strings.HasPrefix(s, "~") {
 		return false
 	}
 	for _, r := range s {

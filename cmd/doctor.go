@@ -63,5 +63,5 @@ func (o *doctorOptions) run(ctx context.Context, u *ui) error {
 		return err
 	}
 	return doctor.Run(ctx, doctor.Options{Conn: conn, Path: o.Path, Out: u.out,
-		Symbols: isTerminal(u.out) && os.Getenv("TERM") != "dumb", Color: u.colorOut})
+		Symbols: canDraw(u.out, os.Getenv), Color: u.colorOut})
 }

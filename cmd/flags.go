@@ -166,3 +166,11 @@ func checkSessionTimeout(d time.Duration) error {
 	}
 	return nil
 }
+
+// checkConflictCode refuses an exit code the shell could not report.
+func checkConflictCode(code int) error {
+	if code < 0 || code > 255 {
+		return usageErrorf("--conflict-exit-code must be between 0 and 255")
+	}
+	return nil
+}

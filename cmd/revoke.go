@@ -92,8 +92,8 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 			return &UsageError{Err: err}
 		}
 	}
-	if o.ConflictCode < 0 || o.ConflictCode > 255 {
-		return usageErrorf("--conflict-exit-code must be between 0 and 255")
+	if err := checkConflictCode(o.ConflictCode); err != nil {
+		return err
 	}
 	wait := o.wait(timeoutGiven)
 	conn, err := o.Global.connOptions(u)

@@ -202,8 +202,8 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	case o.Limit > 0 && flavor == lock.FlavorKazoo:
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; drop --flavor kazoo")
 	}
-	if o.ConflictCode < 0 || o.ConflictCode > 255 {
-		return ro, usageErrorf("--conflict-exit-code must be between 0 and 255")
+	if err := checkConflictCode(o.ConflictCode); err != nil {
+		return ro, err
 	}
 	if o.KillGrace < 0 || o.MaxRuntime < 0 {
 		return ro, usageErrorf("--kill-grace and --max-runtime must not be negative")

@@ -204,7 +204,10 @@ func masked(v string) string {
 
 func (row resolvedRow) shown() string {
 	// Credentials written where a file's name belongs are masked too.
-	if _, err := zkconn.ParseAuth(row.value); row.s.secret || (err == nil && strings.HasPrefix(row.value, "digest:")) {
+	if row.s.secret {
+		return masked(row.value)
+	}
+	if _, err := zkconn.ParseAuth(row.value); err == nil && strings.HasPrefix(row.value, "digest:") {
 		return masked(row.value)
 	}
 	return row.value
@@ -220,7 +223,7 @@ func (r *resolved) print(w io.Writer) {
 		// A value from a file (one in /etc is another's to write) or the
 		// environment is shown as messages quote values: escaped, and cut
 		// short, or it would pad every row of the table to its width.
-		v, where := view.Escape(view.CutLong(row.shown())), view.Escape(view.CutLong(row.origin.where))
+		v, where := view.Cell(row.shown()), view.Cell(row.origin.where)
 		if v == "" {
 			v = `""`
 		}

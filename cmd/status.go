@@ -49,7 +49,7 @@ type statusLine struct {
 func newStatusLine(errw io.Writer, asked bool, getenv func(string) string) *statusLine {
 	s := &statusLine{w: errw, now: time.Now, width: func() int { return terminalWidth(errw) }}
 	switch {
-	case isTerminal(errw) && getenv("TERM") != "dumb":
+	case canDraw(errw, getenv):
 	case asked:
 		s.plain = true
 	default:

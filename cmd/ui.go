@@ -48,7 +48,13 @@ func colored(fg color.Attribute, s string) string {
 // wantColor decides colour for one stream from its own terminal state and
 // the environment (getenv).
 func wantColor(w io.Writer, getenv func(string) string) bool {
-	return isTerminal(w) && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+	return canDraw(w, getenv) && getenv("NO_COLOR") == ""
+}
+
+// canDraw reports whether w is a terminal that can take more than plain
+// lines (colour, symbols, a line redrawn in place): not TERM=dumb.
+func canDraw(w io.Writer, getenv func(string) string) bool {
+	return isTerminal(w) && getenv("TERM") != "dumb"
 }
 
 func isTerminal(w io.Writer) bool {
@@ -80,5 +86,5 @@ func (u *ui) say(line string) {
 // and invalid UTF-8 are shown escaped rather than sent to the terminal; and
 // they quote what the user typed, so an overlong value is cut short.
 func oneLine(s string) string {
-	return view.Escape(view.CutLong(strings.TrimSpace(s)))
+	return view.Cell(strings.TrimSpace(s))
 }

@@ -140,7 +140,7 @@ func HeldBy(ctx context.Context, c *zkconn.Client, node string, session int64) (
 	h = HeldNode{Czxid: st.Czxid, NodeData: DecodeNodeData(data)}
 	switch ct.Kind {
 	case SemaphoreLease:
-		if path.Base(path.Dir(node)) != "leases" || !h.ByZklock || h.Owner.Limit < 1 {
+		if path.Base(path.Dir(node)) != semLeases || !h.ByZklock || h.Owner.Limit < 1 {
 			return HeldNode{}, false, nil
 		}
 		h.Mode = ModeLimit(h.Owner.Limit)

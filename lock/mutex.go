@@ -300,22 +300,34 @@ func (l *Lease) watch(ctx context.Context, ahead string) (<-chan zk.Event, error
 	_, _, ch, err := l.c.GetW(ctx, ahead)
 	if mine != nil {
 		r := <-mine
-		switch {
-		case errors.Is(r.err, zk.ErrNoNode):
-			return nil, l.goneErr()
-		case r.err == nil && isRevokeRequest(r.data):
-			// Asked to leave the queue (Curator's revocable locks
-			// watch for this while they wait, too).
-			return nil, l.revokedErr(ctx, r.st)
-		case r.err != nil && err == nil:
+		stop, readErr := l.takeOwnWatch(ctx, r.data, r.st, r.ch, r.err)
+		if stop != nil {
+			return nil, stop
+		}
+		if readErr != nil && err == nil {
 			// Not watched this time (a dropped connection): the next
 			// round tries again, and the listing still checks our node.
-			err = r.err
-		case r.err == nil:
-			l.own = r.ch
+			err = readErr
 		}
 	}
 	return ch, err
+}
+
+// takeOwnWatch takes the reply to a GetW on our own node. Our node gone, or
+// asked to leave the queue (Curator's revocable locks watch for this while
+// they wait, too), ends the wait (stop). A read that failed is returned for
+// the caller to judge (readErr); otherwise the watch is kept in l.own.
+func (l *Lease) takeOwnWatch(ctx context.Context, data []byte, st *zk.Stat, ch <-chan zk.Event, err error) (stop, readErr error) {
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return l.goneErr(), nil
+	case err != nil:
+		return nil, err
+	case isRevokeRequest(data):
+		return l.revokedErr(ctx, st), nil
+	}
+	l.own = ch
+	return nil, nil
 }
 
 // ownIntact reports whether nothing has been heard about our own node since

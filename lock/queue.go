@@ -108,19 +108,15 @@ func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly boo
 	if err != nil {
 		return Queue{}, err
 	}
-	if len(cs) == 0 {
-		for _, ch := range children {
-			if ch == semLeases {
-				// A semaphore: its holders are its leases, and then
-				// come those waiting in its mutex to create one.
-				leases, err := inspect(ctx, c, zkconn.Join(path, semLeases), holdersOnly)
-				if err != nil || holdersOnly {
-					return semaphoreQueue(path, leases, Queue{}), err
-				}
-				locks, err := inspect(ctx, c, zkconn.Join(path, semLocks), false)
-				return semaphoreQueue(path, leases, locks), err
-			}
+	if semaphoreParent(cs, children) {
+		// A semaphore: its holders are its leases, and then come those
+		// waiting in its mutex to create one.
+		leases, err := inspect(ctx, c, zkconn.Join(path, semLeases), holdersOnly)
+		if err != nil || holdersOnly {
+			return semaphoreQueue(path, leases, Queue{}), err
 		}
+		locks, err := inspect(ctx, c, zkconn.Join(path, semLocks), false)
+		return semaphoreQueue(path, leases, locks), err
 	}
 	return inspectChildren(ctx, c, path, cs, holdersOnly, nil)
 }
@@ -150,7 +146,7 @@ func contenderNames(ctx context.Context, c *zkconn.Client, path, under string) (
 	if err != nil {
 		return nil, err
 	}
-	if len(cs) == 0 && under == "" && slices.Contains(children, semLeases) {
+	if under == "" && semaphoreParent(cs, children) {
 		// A semaphore: its leases, then those waiting in its mutex.
 		leases, err := contenderNames(ctx, c, path, semLeases)
 		if err != nil {
@@ -164,6 +160,13 @@ func contenderNames(ctx context.Context, c *zkconn.Client, path, under string) (
 		names = append(names, Entry{Contender: ct, Under: under}.Listed())
 	}
 	return names, nil
+}
+
+// semaphoreParent reports whether a lock path whose children are children,
+// and its contenders among them cs, is a semaphore's: no contenders of its
+// own, and a leases child.
+func semaphoreParent(cs []Contender, children []string) bool {
+	return len(cs) == 0 && slices.Contains(children, semLeases)
 }
 
 // contenders returns the children of path that take part in its queue, in

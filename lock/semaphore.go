@@ -134,19 +134,15 @@ func (l *Lease) watchOwnLease(ctx context.Context) error {
 		return nil
 	}
 	data, st, ch, err := l.c.GetW(ctx, l.Node)
+	stop, readErr := l.takeOwnWatch(ctx, data, st, ch, err)
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return l.goneErr()
-	case err != nil && zkconn.IsConnectionLoss(err):
+	case stop != nil:
+		return stop
+	case readErr != nil && zkconn.IsConnectionLoss(readErr):
 		// Not watched this time: the next listing tries again.
 		return nil
-	case err != nil:
-		return err
-	case isRevokeRequest(data):
-		return l.revokedErr(ctx, st)
 	}
-	l.own = ch
-	return nil
+	return readErr
 }
 
 // awaitLeases waits for the leases' child watch, bounded by the wait's

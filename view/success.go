@@ -50,9 +50,9 @@ func Forgotten(s lock.Success) string {
 func successBy(s lock.Success) string {
 	switch {
 	case s.ByZklock:
-		return fmt.Sprintf("on %s pid %d (%s)", cell(orDash(s.Owner.Host)), s.Owner.PID, cell(s.Owner.CommandLine()))
+		return fmt.Sprintf("on %s pid %d (%s)", Cell(orDash(s.Owner.Host)), s.Owner.PID, Cell(s.Owner.CommandLine()))
 	case s.Raw != "":
-		return "by " + cell(s.Raw)
+		return "by " + Cell(s.Raw)
 	}
 	return "(not zklock)"
 }

@@ -198,16 +198,18 @@ func row(e lock.Entry, withPath bool, now time.Time) []string {
 	// Every cell another client could have written is escaped: a tab
 	// would break the columns, a newline forge a row. It is cut short
 	// too: node data may be 1 MB, and would make every row that wide.
-	r := []string{strconv.Itoa(j.Position), st, mode, cell(j.Flavor), cell(orDash(host)), pid,
-		cell(orDash(j.User)), since(j.Since, now), cell(cmd), cell(j.Node)}
+	r := []string{strconv.Itoa(j.Position), st, mode, Cell(j.Flavor), Cell(orDash(host)), pid,
+		Cell(orDash(j.User)), since(j.Since, now), Cell(cmd), Cell(j.Node)}
 	if withPath {
-		r = append([]string{cell(j.Path)}, r...)
+		r = append([]string{Cell(j.Path)}, r...)
 	}
 	return r
 }
 
-// cell is a value another client wrote, as a table shows it.
-func cell(s string) string { return Escape(CutLong(s)) }
+// Cell is text that someone else wrote (another client's node data, a
+// value from a file or the environment), escaped and cut short, as a table
+// or a message line shows it.
+func Cell(s string) string { return Escape(CutLong(s)) }
 
 // columnGap is the space between two columns.
 const columnGap = 2

@@ -118,9 +118,9 @@ const maxRefusals = 3
 // forever.
 func (c *Client) giveUpIfRefused() {
 	c.wire.mu.Lock()
-	n := c.wire.refusals
+	n, auth := c.wire.refusals, c.wire.authRequired
 	c.wire.mu.Unlock()
-	if c.closedForAuth() {
+	if auth {
 		c.sess.fail(errSessionRequiresAuth)
 		return
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/zklock/zklock/runner"
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/zkconn"
 )
 

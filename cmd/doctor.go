@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/zklock/zklock/doctor"
+	"github.com/zklock/zklock/internal/doctor"
 	"github.com/zklock/zklock/lock"
 )
 

@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/zklock/zklock/internal/config"
+	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
-	"github.com/zklock/zklock/runner"
-	"github.com/zklock/zklock/view"
 	"github.com/zklock/zklock/zkconn"
 )
 

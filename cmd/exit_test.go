@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
-	"github.com/zklock/zklock/runner"
 	"github.com/zklock/zklock/zkconn"
 )
 

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
-	"github.com/zklock/zklock/runner"
 )
 
 // limitValue is --limit: a semaphore's number of holders, at least 1. Its

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/lock"
-	"github.com/zklock/zklock/runner"
 )
 
 // validated parses run's flags and validates them into runner options.

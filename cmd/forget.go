@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-	"github.com/zklock/zklock/runner"
+	"github.com/zklock/zklock/internal/runner"
 )
 
 // forgetOptions are forget's flags.

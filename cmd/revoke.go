@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/lock"
-	"github.com/zklock/zklock/runner"
 )
 
 // revokeOptions are revoke's flags.

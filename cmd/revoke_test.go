@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/runner"
+	"github.com/zklock/zklock/internal/runner"
 )
 
 // TestRevokeFlags: what revoke waits for, from --wait and --timeout.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/zklock/zklock/internal/config"
-	"github.com/zklock/zklock/view"
+	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/zkconn"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zklock/zklock/runner"
-	"github.com/zklock/zklock/view"
+	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/view"
 	"golang.org/x/sys/unix"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/lock"
-	"github.com/zklock/zklock/runner"
 )
 
 // TestStatusLineClearedForMessages: a message printed while the status line

@@ -8,7 +8,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
-	"github.com/zklock/zklock/view"
+	"github.com/zklock/zklock/internal/view"
 )
 
 // ui is zklock's one voice on stderr: every message is one line, prefixed

@@ -32,7 +32,7 @@ var scriptSeq atomic.Int64
 
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+		Dir:                 "../testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("ZKLOCK_SERVERS", server.ConnectString())

@@ -24,6 +24,17 @@ zk_find_java >/dev/null
 zk_classpath >/dev/null
 echo "ok: java and ZooKeeper jars present"
 
+# Nothing a build makes belongs in git: a test binary or a release archive
+# committed by mistake is the usual culprit, and every such file is large.
+stage "tracked files under 1 MiB"
+big="$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$1 > 1048576 {print "  " $0}')"
+if [[ -n "$big" ]]; then
+  err "tracked files over 1 MiB (bytes, path; build output does not belong in git):"
+  printf '%s\n' "$big" >&2
+  exit 1
+fi
+echo "ok: no tracked file over 1 MiB"
+
 stage "gofmt -l ."
 unformatted="$(gofmt -l .)"
 if [[ -n "$unformatted" ]]; then

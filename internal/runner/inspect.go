@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/lock"
-	"github.com/zklock/zklock/view"
 	"github.com/zklock/zklock/zkconn"
 )
 

@@ -30,8 +30,32 @@ type Success struct {
 	// At is when the record was written, on the server's clock (the
 	// node's mtime, set by the leader): comparable across hosts.
 	At time.Time
-	// NodeData says who ran it: a zklock Owner, or text.
+	// Epoch is the epoch of the leader whose clock dated At (see
+	// ServerTime).
+	Epoch uint32
+	// NodeData says who ran it: a zklock Owner, or text. A zklock's Owner
+	// carries Written, its host's clock at the write.
 	NodeData
+}
+
+// Dated is the record's time as a ServerTime.
+func (s Success) Dated() ServerTime { return ServerTime{At: s.At, Epoch: s.Epoch} }
+
+// ServerTime is a time on the ensemble's clock, read off a write: the
+// node's mtime, which the leader sets from its own wall clock when it
+// proposes the write, and the epoch of that leader, the high 32 bits of
+// the write's zxid. Every election starts a new epoch, so two times of one
+// epoch were read off one server's clock, and their difference is exact
+// whatever that clock's offset; two times of different epochs may come
+// from two servers whose clocks disagree.
+type ServerTime struct {
+	At    time.Time
+	Epoch uint32
+}
+
+// modified is the ServerTime of the last write to the node whose stat is st.
+func modified(st *zk.Stat) ServerTime {
+	return ServerTime{At: time.UnixMilli(st.Mtime).UTC(), Epoch: uint32(uint64(st.Mzxid) >> 32)}
 }
 
 // LastSuccess reads the success record at path; ok is false when there is
@@ -49,7 +73,8 @@ func LastSuccess(ctx context.Context, c *zkconn.Client, path string) (s Success,
 
 // successOf is the record read at path as data with stat st.
 func successOf(path string, data []byte, st *zk.Stat) Success {
-	return Success{Path: path, At: time.UnixMilli(st.Mtime).UTC(), NodeData: DecodeNodeData(data)}
+	t := modified(st)
+	return Success{Path: path, At: t.At, Epoch: t.Epoch, NodeData: DecodeNodeData(data)}
 }
 
 // forgetRounds bounds how often ForgetSuccess reads the record again
@@ -111,9 +136,12 @@ func ForgetSuccess(ctx context.Context, c *zkconn.Client, path string) (s Succes
 
 // RecordSuccess writes the success record at path, created on its first
 // success, and returns the server's time of the write. Call it while the
-// lock is held, so that the next holder sees it.
+// lock is held, so that the next holder sees it. The record carries this
+// host's clock at the write (Owner.Written), which a later run compares
+// with the server's dates when they come from different leaders.
 func RecordSuccess(ctx context.Context, c *zkconn.Client, path string, o Owner) (time.Time, error) {
 	node := zkconn.Join(path, SuccessRecord)
+	o.Written = time.Now().UTC().Truncate(time.Millisecond)
 	data := o.Encode()
 	for {
 		st, err := c.SetVersion(ctx, node, data, -1)
@@ -148,17 +176,17 @@ func RecordSuccess(ctx context.Context, c *zkconn.Client, path string, o Owner) 
 // MarkAcquired's, made after we took the lock, and its mtime serves as
 // well; or it was a revocation request, which stays in the node for the
 // guard, and is returned as a *RevokedError.
-func (l *Lease) Stamp(ctx context.Context, o Owner) (time.Time, error) {
+func (l *Lease) Stamp(ctx context.Context, o Owner) (ServerTime, error) {
 	st, err := l.writeAcquired(ctx, o)
 	if errors.Is(err, zk.ErrBadVersion) {
 		var data []byte
 		data, st, err = l.c.Get(ctx, l.Node)
 		if err == nil && isRevokeRequest(data) {
-			return time.Time{}, l.revokedErr(ctx, st)
+			return ServerTime{}, l.revokedErr(ctx, st)
 		}
 	}
 	if err != nil {
-		return time.Time{}, err
+		return ServerTime{}, err
 	}
-	return time.UnixMilli(st.Mtime).UTC(), nil
+	return modified(st), nil
 }

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
@@ -73,7 +74,7 @@ func (e *OnceHeldError) Error() string {
 // RecentSuccessError means the command was not run: it last succeeded
 // under the lock less than Window ago, on the server's clock.
 type RecentSuccessError struct {
-	Last   lock.Success
+	Last   success.Record
 	Age    time.Duration // on the server's clock
 	Window time.Duration
 }

@@ -81,8 +81,8 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 	if o.Path == "" {
 		return usageErrorf("--path is required")
 	}
-	if err := lock.ValidatePath(o.Path); err != nil {
-		return &UsageError{Err: err}
+	if err := validateLockPath(o.Path); err != nil {
+		return err
 	}
 	if o.Node != "" {
 		// A name no contender could have is a mistake, said so with 64;

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 )
 
@@ -85,7 +86,7 @@ func abs(d time.Duration) time.Duration {
 // recordAge judges how old rec is, given now, a stamp written now, and
 // hostNow, this host's clock read after that stamp's reply: see the rule
 // above. The doubt is nil when the clocks agree.
-func recordAge(rec lock.Success, now lock.ServerTime, hostNow time.Time) (time.Duration, *ClockDoubt) {
+func recordAge(rec success.Record, now lock.ServerTime, hostNow time.Time) (time.Duration, *ClockDoubt) {
 	server := now.At.Sub(rec.At)
 	d := &ClockDoubt{Server: server, Record: rec.Epoch, Now: now.Epoch}
 	if rec.Epoch == now.Epoch {

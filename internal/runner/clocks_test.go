@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 )
 
@@ -14,17 +16,17 @@ import (
 // in doubt.
 func TestRecordAge(t *testing.T) {
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec := func(epoch uint32, at, written time.Time) lock.Success {
-		s := lock.Success{Path: "/j", At: at, Epoch: epoch}
+	rec := func(epoch uint32, at, written time.Time) success.Record {
+		s := success.Record{Path: "/j", At: at, Epoch: epoch}
 		if !written.IsZero() {
-			s.NodeData = lock.NodeData{ByZklock: true, Owner: lock.Owner{Zklock: "1", Host: "h1", Written: written}}
+			s.NodeData = owner.NodeData{ByZklock: true, Owner: owner.Owner{Zklock: "1", Host: "h1", Written: written}}
 		}
 		return s
 	}
 	now := func(epoch uint32, at time.Time) lock.ServerTime { return lock.ServerTime{At: at, Epoch: epoch} }
 	for _, tc := range []struct {
 		name  string
-		rec   lock.Success
+		rec   success.Record
 		now   lock.ServerTime
 		host  time.Time
 		age   time.Duration

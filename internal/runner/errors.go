@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
@@ -75,7 +76,7 @@ func (e *OnceHeldError) Error() string {
 // clocks that dated the success disagree (Doubt), and the run was skipped
 // so that the job runs at most once.
 type RecentSuccessError struct {
-	Last   lock.Success
+	Last   success.Record
 	Age    time.Duration // on the server's clock, or the younger age in doubt
 	Window time.Duration
 	Doubt  *ClockDoubt // nil when the clocks agree

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -19,7 +21,7 @@ const recordTimeout = 5 * time.Second
 // were dated by different leaders, whose clocks may disagree, the host
 // clocks check them (recordAge, clocks.go). In doubt the command does not
 // run. It returns the lease at which to record a success.
-func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, owner lock.Owner) (*lock.Lease, error) {
+func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me owner.Owner) (*lock.Lease, error) {
 	p := successPath(o.Paths)
 	for _, in := range h.inherited {
 		if in.Path() == p {
@@ -32,14 +34,14 @@ func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, owner
 			l = x
 		}
 	}
-	last, ok, err := lock.LastSuccess(ctx, c, p)
+	last, ok, err := success.Read(ctx, c, p)
 	if err != nil || !ok {
 		if !ok && err == nil {
 			o.logf("%s: no success recorded yet; running", p)
 		}
 		return l, err
 	}
-	now, err := l.Stamp(ctx, owner)
+	now, err := l.Stamp(ctx, me.AcquiredNow().Encode())
 	if err != nil {
 		return nil, err
 	}
@@ -67,10 +69,10 @@ func successPath(paths []string) string { return canonical(paths)[0] }
 // that the next holder sees it. A failure to write it costs a later run
 // that would have been skipped, never a run that should have happened: it
 // is a warning.
-func (o *Options) recordSuccess(c *zkconn.Client, l *lock.Lease, owner lock.Owner) {
+func (o *Options) recordSuccess(c *zkconn.Client, l *lock.Lease, me owner.Owner) {
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	at, err := lock.RecordSuccess(ctx, c, l.Path, owner)
+	at, err := success.Write(ctx, c, l.Path, me)
 	if err != nil {
 		o.warnf("could not record the success at %s: %v", l.Path, err)
 		return

@@ -350,7 +350,8 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		"ZKLOCK_SESSION_ID="+fmt.Sprintf("0x%x", uint64(all[0].hold.Session)),
 		EnvHeld+"="+formatHeld(holds),
 		// The command's parent: a script that re-runs itself under zklock
-		// compares it with $PPID to know it already has (see README).
+		// compares it with $PPID to know it already has (see
+		// docs/guide/reentrancy.md).
 		"ZKLOCK_PID="+strconv.Itoa(os.Getpid()),
 	), nil
 }

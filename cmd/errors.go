@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zklock/zklock/internal/config"
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/lock"
@@ -44,7 +45,7 @@ func exitCode(err error) int {
 		return start.Code
 	case errors.As(err, &usage), errors.Is(err, zkconn.ErrBadPath),
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
-		errors.Is(err, lock.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
+		errors.Is(err, zkconn.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
 		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, zkconn.ErrBadJAAS),
 		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)):
@@ -77,6 +78,7 @@ func message(err error, help string) string {
 		revoked *lock.RevokedError
 		sasl    *zkconn.SASLError
 		tlsErr  *zkconn.TLSError
+		recent  *runner.RecentSuccessError
 	)
 	switch {
 	case err == nil:
@@ -86,11 +88,15 @@ func message(err error, help string) string {
 	case errors.As(err, &flavor) && flavor.Flavor != "":
 		return err.Error() + "; use --flavor " + string(flavor.Flavor)
 	case errors.As(err, &limit):
-		return fmt.Sprintf("%v: %s is held with --limit %d by %s pid %d; this run asked for --limit %d",
-			lock.ErrLimitMismatch, limit.Path, limit.Held, limit.Host, limit.PID, limit.Want)
+		return fmt.Sprintf("%v: %s is held with --limit %d by %s; this run asked for --limit %d",
+			lock.ErrLimitMismatch, limit.Path, limit.Held, view.Who(limit.Holder, owner.Decode(limit.Data)), limit.Want)
 	case errors.As(err, &busy):
 		return view.Busy(busy)
-	case errors.As(err, new(*runner.RecentSuccessError)):
+	case errors.As(err, &recent) && recent.Doubt != nil:
+		// Skipped because the clocks disagree: not what --once-per
+		// asked for, so said even with -E.
+		return err.Error() + " (zklock forget --path " + recent.Last.Path + " lets the next run go ahead)"
+	case errors.As(err, &recent):
 		// Not running is what --once-per asked for; -v said why.
 		return ""
 	case errors.As(err, new(*runner.UpgradeError)):

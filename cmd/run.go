@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
@@ -174,13 +175,25 @@ func validatePaths(paths []string) error {
 	}
 	seen := map[string]bool{}
 	for _, p := range paths {
-		if err := lock.ValidatePath(p); err != nil {
-			return &UsageError{Err: err}
+		if err := validateLockPath(p); err != nil {
+			return err
 		}
 		if seen[p] {
 			return usageErrorf("--path %s is given twice", p)
 		}
 		seen[p] = true
+	}
+	return nil
+}
+
+// validateLockPath checks one lock path: one the recipes take, and not
+// below a success record (see success.CheckPath).
+func validateLockPath(p string) error {
+	if err := lock.ValidatePath(p); err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := success.CheckPath(p); err != nil {
+		return &UsageError{Err: err}
 	}
 	return nil
 }

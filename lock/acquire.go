@@ -95,7 +95,8 @@ type Request struct {
 	// libraries see zklock. A semaphore always uses Curator's names.
 	Flavor Flavor
 	Wait   Wait
-	// Data is written into our contender node (see Owner).
+	// Data is written into our contender node, for other contenders and
+	// people to read (see declared for the part the recipes read).
 	Data []byte
 	// OnWait, if set, is called each time Acquire starts waiting. It runs
 	// on the acquisition's path: it must return at once.

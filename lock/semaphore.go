@@ -189,12 +189,11 @@ func scanLeases(ctx context.Context, c *zkconn.Client, path string, q []Contende
 		if err != nil {
 			return nil, err
 		}
-		d := DecodeNodeData(data)
-		if o := d.Owner; d.ByZklock && o.Limit != 0 && o.Limit != limit {
-			return nil, &LimitMismatchError{Path: path, Held: o.Limit, Host: o.Host, PID: o.PID, Want: limit}
+		if d, ok := declaration(data); ok && d.Limit != 0 && d.Limit != limit {
+			return nil, &LimitMismatchError{Path: path, Held: d.Limit, Holder: ct, Data: data, Want: limit}
 		}
 		if i == 0 {
-			e.Holder, e.Data = ct, d
+			e.Holder, e.Data = ct, data
 		}
 	}
 	return e, nil

@@ -11,7 +11,7 @@ import (
 
 // EnvHeld is the variable in which zklock tells its command, and every
 // zklock the command starts, which locks are held on its behalf. It is an
-// interface (the README documents it): one entry per lock, separated by
+// interface (docs/guide/reentrancy.md documents it): one entry per lock, separated by
 // spaces, each
 //
 //	MODE:SESSION:PID:NODE

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -49,7 +50,7 @@ func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited
 		// lives: an entry copied from another host or container, whose
 		// holder's pid happens to be an ancestor's here, names a node that
 		// another process holds.
-		if !node.ByZklock || node.Owner.PID != h.PID || node.Owner.Host != hostname() {
+		if d := owner.Decode(node.Data); !d.ByZklock || d.Owner.PID != h.PID || d.Owner.Host != hostname() {
 			o.logf("%s: the node %s was not written by zklock pid %d on this host; taking the lock", p, h.Node, h.PID)
 			take = append(take, p)
 			continue

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
@@ -97,8 +98,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	wd := startWatchdog(o.warnf)
 	defer wd.retire()
 
-	owner := lock.NewOwner(o.Version, o.Argv, o.Mode)
-	client, h, err := acquire(ctx, &o, sigs, owner)
+	me := owner.New(o.Version, o.Argv, o.Mode)
+	client, h, err := acquire(ctx, &o, sigs, me)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	var once *lock.Lease
 	if o.OncePer > 0 {
-		if once, err = o.checkOnce(ctx, client, h, owner); err != nil {
+		if once, err = o.checkOnce(ctx, client, h, me); err != nil {
 			return err
 		}
 	}
@@ -138,7 +139,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Signals:       sigs,
 		Lost:          lost,
 		OnLost:        o.OnLost,
-		Revoked:       o.revocations(runCtx, leases, revoked, owner),
+		Revoked:       o.revocations(runCtx, leases, revoked, me),
 		OnRevoke:      o.OnRevoke,
 		KillGrace:     o.KillGrace,
 		LostKillGrace: budget.Grace,
@@ -147,7 +148,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Warn:          func(s string) { o.warnf("%s", s) },
 	})
 	if err == nil && once != nil {
-		o.recordSuccess(client, once, owner)
+		o.recordSuccess(client, once, me)
 	}
 	return err
 }
@@ -263,7 +264,7 @@ const revokeNoteTimeout = 5 * time.Second
 // supervisor. Under Ignore, each is first noted in the revoked node, so
 // that list and holders show the holder and the pending revocation instead
 // of the bare request. The goroutine ends with ctx.
-func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError, owner lock.Owner) <-chan error {
+func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError, me owner.Owner) <-chan error {
 	out := make(chan error, 1)
 	go func() {
 		for {
@@ -272,9 +273,11 @@ func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-ch
 				return
 			case r := <-in:
 				if o.OnRevoke == lockexec.Ignore {
+					noted := me
+					noted.Revoke = r.Revocation
 					nctx, cancel := context.WithTimeout(ctx, revokeNoteTimeout)
 					for _, l := range leases {
-						_ = l.MarkRevokePending(nctx, owner, r)
+						_ = l.MarkRevokePending(nctx, noted.Encode(), r)
 					}
 					cancel()
 				}
@@ -347,7 +350,8 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		"ZKLOCK_SESSION_ID="+fmt.Sprintf("0x%x", uint64(all[0].hold.Session)),
 		EnvHeld+"="+formatHeld(holds),
 		// The command's parent: a script that re-runs itself under zklock
-		// compares it with $PPID to know it already has (see README).
+		// compares it with $PPID to know it already has (see
+		// docs/guide/reentrancy.md).
 		"ZKLOCK_PID="+strconv.Itoa(os.Getpid()),
 	), nil
 }
@@ -395,7 +399,7 @@ func (o *Options) budget(c *zkconn.Client) lock.Budget {
 
 // acquire connects and waits for the locks. A signal cancels the wait; the
 // lock package then deletes our nodes, and Run exits 128+N.
-func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, owner lock.Owner) (*zkconn.Client, held, error) {
+func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, me owner.Owner) (*zkconn.Client, held, error) {
 	waitCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := make(chan struct{})
@@ -408,7 +412,7 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, owner lock.
 		case <-stopWatch:
 		}
 	}()
-	client, h, err := connectAndLock(waitCtx, o, owner)
+	client, h, err := connectAndLock(waitCtx, o, me)
 	close(stopWatch)
 	<-watchDone
 
@@ -437,7 +441,7 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, owner lock.
 // it says so once, gives back what it holds, and joins the queue again at
 // the back (with a new session if the old one is gone). --timeout counts
 // the whole wait across such rejoins.
-func connectAndLock(ctx context.Context, o *Options, owner lock.Owner) (*zkconn.Client, held, error) {
+func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Client, held, error) {
 	start := time.Now()
 	client, err := o.dial(ctx)
 	if err != nil {
@@ -455,14 +459,14 @@ func connectAndLock(ctx context.Context, o *Options, owner lock.Owner) (*zkconn.
 		defer pw.close() // before the command starts, or the error is said
 	}
 	for {
-		leases, waitingOn, err := o.lockAll(ctx, client, take, owner, wait, start, pw)
+		leases, waitingOn, err := o.lockAll(ctx, client, take, me, wait, start, pw)
 		if err == nil {
 			err = lock.VerifyAll(ctx, leases)
 		}
 		var gone *lock.NodeGoneError
 		switch {
 		case err == nil:
-			markAcquired(leases, owner)
+			markAcquired(leases, me)
 			return client, held{leases: leases, inherited: in}, nil
 		case errors.As(err, &gone) && ctx.Err() == nil:
 			o.warnf("%v; joining the queue again", err)
@@ -510,8 +514,8 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 // lockAll takes the paths in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
 // With pw set, it tells pw where each wait stands.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, owner lock.Owner, wait lock.Wait, start time.Time, pw *progressWatch) ([]*lock.Lease, string, error) {
-	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: owner.Encode()}
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, start time.Time, pw *progressWatch) ([]*lock.Lease, string, error) {
+	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode()}
 	var leases []*lock.Lease
 	for _, path := range paths {
 		r.OnWait = func(at lock.Waiting) {
@@ -538,12 +542,19 @@ const markAcquiredTimeout = 5 * time.Second
 // markAcquired records the acquisition time in every node, in the
 // background: the command does not wait for it. Each goroutine ends with
 // its request's reply or its timeout.
-func markAcquired(leases []*lock.Lease, owner lock.Owner) {
+func markAcquired(leases []*lock.Lease, me owner.Owner) {
+	var data []byte
 	for _, l := range leases {
+		if !l.Waited() {
+			continue
+		}
+		if data == nil {
+			data = me.AcquiredNow().Encode()
+		}
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), markAcquiredTimeout)
 			defer cancel()
-			_ = l.MarkAcquired(ctx, owner)
+			_ = l.MarkAcquired(ctx, data)
 		}()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/shared"
 )
 
 // nextCounter counts OnNext calls and says when the first one came.
@@ -60,7 +61,7 @@ func TestOnNextMutex(t *testing.T) {
 		t.Fatal("the waiter behind the holder was never told it is next")
 	}
 	got3 := acquireAsync(ctx, t, path, Request{OnNext: third.onNext})
-	awaitWatches(t, ctx, server.Addrs()[0], path, 4) // two waiters, each on its own node and its predecessor
+	awaitWatches(t, ctx, shared.Server(t).Addrs()[0], path, 4) // two waiters, each on its own node and its predecessor
 	if third.fired() {
 		t.Fatal("a waiter behind a waiter was told it is next")
 	}
@@ -126,7 +127,7 @@ func TestOnNextShared(t *testing.T) {
 	got2 := acquireAsync(ctx, t, path, Request{Mode: ModeShared, Flavor: FlavorCuratorRW, OnNext: r2.onNext})
 	<-r2.first
 	gotW := acquireAsync(ctx, t, path, Request{Mode: ModeExclusive, Flavor: FlavorCuratorRW, OnNext: w2.onNext})
-	awaitWatches(t, ctx, server.Addrs()[0], path, 6) // r1, r2 on the writer, w2 on r2, each on its own node too
+	awaitWatches(t, ctx, shared.Server(t).Addrs()[0], path, 6) // r1, r2 on the writer, w2 on r2, each on its own node too
 	if w2.fired() {
 		t.Fatal("a writer behind waiting readers was told it is next")
 	}
@@ -163,7 +164,7 @@ func TestOnNextSemaphore(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	conn := raw(t)
 	mode := ModeLimit(1)
-	data := NewOwner("test", []string{"x"}, mode).Encode()
+	data := zklockData(1)
 	holder, err := Acquire(ctx, client(t), path, Request{Mode: mode, Data: data})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestOnNextSemaphore(t *testing.T) {
 		ch, _, _ := conn.Children(path + "/locks")
 		return len(ch) == 2
 	})
-	awaitWatches(t, ctx, server.Addrs()[0], path+"/locks", 2)
+	awaitWatches(t, ctx, shared.Server(t).Addrs()[0], path+"/locks", 2)
 	if second.fired() {
 		t.Fatal("a contender queued for the semaphore's mutex was told it is next")
 	}

@@ -78,6 +78,7 @@ func message(err error, help string) string {
 		revoked *lock.RevokedError
 		sasl    *zkconn.SASLError
 		tlsErr  *zkconn.TLSError
+		recent  *runner.RecentSuccessError
 	)
 	switch {
 	case err == nil:
@@ -91,7 +92,11 @@ func message(err error, help string) string {
 			lock.ErrLimitMismatch, limit.Path, limit.Held, view.Who(limit.Holder, owner.Decode(limit.Data)), limit.Want)
 	case errors.As(err, &busy):
 		return view.Busy(busy)
-	case errors.As(err, new(*runner.RecentSuccessError)):
+	case errors.As(err, &recent) && recent.Doubt != nil:
+		// Skipped because the clocks disagree: not what --once-per
+		// asked for, so said even with -E.
+		return err.Error() + " (zklock forget --path " + recent.Last.Path + " lets the next run go ahead)"
+	case errors.As(err, &recent):
 		// Not running is what --once-per asked for; -v said why.
 		return ""
 	case errors.As(err, new(*runner.UpgradeError)):

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/zkconn"
@@ -119,19 +118,19 @@ func (l *Lease) writeAcquired(ctx context.Context, data []byte) (*zk.Stat, error
 // created it, the write was MarkAcquired's, made after we took the lock,
 // and its mtime serves as well; or it was a revocation request, which
 // stays in the node for the guard, and is returned as a *RevokedError.
-func (l *Lease) Stamp(ctx context.Context, data []byte) (time.Time, error) {
+func (l *Lease) Stamp(ctx context.Context, data []byte) (ServerTime, error) {
 	st, err := l.writeAcquired(ctx, data)
 	if errors.Is(err, zk.ErrBadVersion) {
 		var got []byte
 		got, st, err = l.c.Get(ctx, l.Node)
 		if err == nil && isRevokeRequest(got) {
-			return time.Time{}, l.revokedErr(ctx, st)
+			return ServerTime{}, l.revokedErr(ctx, st)
 		}
 	}
 	if err != nil {
-		return time.Time{}, err
+		return ServerTime{}, err
 	}
-	return time.UnixMilli(st.Mtime).UTC(), nil
+	return Modified(st), nil
 }
 
 // HeldNode is what the server says of a holder's node: its creation zxid

@@ -37,6 +37,9 @@ type Owner struct {
 	Revoke lock.Revocation `json:"revoke,omitzero"`
 	Mode   string          `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
 	Limit  int             `json:"limit,omitempty"` // a semaphore's limit
+	// Written is this host's wall clock when it wrote a success record
+	// (see success.Write); zero in a contender node.
+	Written time.Time `json:"written,omitzero"`
 }
 
 // HeldSince is when a holder took the lock, as well as its data tells: the

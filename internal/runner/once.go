@@ -15,10 +15,12 @@ import (
 const recordTimeout = 5 * time.Second
 
 // checkOnce decides, once the locks are held, whether the command may run
-// under OncePer. The record lives at successPath. Both times compared are
+// under OncePer. The record lives at successPath. The times compared are
 // the server's: the record's mtime, and the mtime of a write to our own
-// node made now, so hosts whose clocks disagree decide alike. It returns
-// the lease at which to record a success.
+// node made now, so hosts whose clocks disagree decide alike; when the two
+// were dated by different leaders, whose clocks may disagree, the host
+// clocks check them (recordAge, clocks.go). In doubt the command does not
+// run. It returns the lease at which to record a success.
 func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me owner.Owner) (*lock.Lease, error) {
 	p := successPath(o.Paths)
 	for _, in := range h.inherited {
@@ -43,15 +45,17 @@ func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me ow
 	if err != nil {
 		return nil, err
 	}
-	age := now.Sub(last.At)
-	if age < o.OncePer {
+	age, doubt := recordAge(last, now, time.Now())
+	if doubt != nil || age < o.OncePer {
 		where := last.Raw
 		if last.ByZklock {
 			where = last.Owner.Host
 		}
-		o.logf("not running: %s last succeeded %s ago (at %s, server time) on %s, within the window of %s",
-			p, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
-		return nil, &ConflictError{Err: &RecentSuccessError{Last: last, Age: age, Window: o.OncePer}, Code: o.ConflictCode}
+		if doubt == nil { // else the error says it all
+			o.logf("not running: %s last succeeded %s ago (at %s, server time) on %s, within the window of %s",
+				p, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
+		}
+		return nil, &ConflictError{Err: &RecentSuccessError{Last: last, Age: age, Window: o.OncePer, Doubt: doubt}, Code: o.ConflictCode}
 	}
 	o.logf("%s last succeeded %s ago (at %s, server time), before the window of %s; running", p, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
 	return l, nil

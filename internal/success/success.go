@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -47,7 +48,11 @@ type Record struct {
 	// At is when the record was written, on the server's clock (the
 	// node's mtime, set by the leader): comparable across hosts.
 	At time.Time
-	// NodeData says who ran it: a zklock's owner record, or text.
+	// Epoch is the epoch of the leader whose clock dated At (see
+	// lock.ServerTime).
+	Epoch uint32
+	// NodeData says who ran it: a zklock's owner record, or text. A
+	// zklock's carries Written, its host's clock at the write.
 	owner.NodeData
 }
 
@@ -65,7 +70,8 @@ func Read(ctx context.Context, c *zkconn.Client, path string) (s Record, ok bool
 
 // successOf is the record read at path as data with stat st.
 func successOf(path string, data []byte, st *zk.Stat) Record {
-	return Record{Path: path, At: time.UnixMilli(st.Mtime).UTC(), NodeData: owner.Decode(data)}
+	t := lock.Modified(st)
+	return Record{Path: path, At: t.At, Epoch: t.Epoch, NodeData: owner.Decode(data)}
 }
 
 // forgetRounds bounds how often Forget reads the record again
@@ -127,9 +133,12 @@ func Forget(ctx context.Context, c *zkconn.Client, path string) (s Record, ok bo
 
 // Write writes the success record at path, created on its first
 // success, and returns the server's time of the write. Call it while the
-// lock is held, so that the next holder sees it.
+// lock is held, so that the next holder sees it. The record carries this
+// host's clock at the write (Owner.Written), which a later run compares
+// with the server's dates when they come from different leaders.
 func Write(ctx context.Context, c *zkconn.Client, path string, o owner.Owner) (time.Time, error) {
 	node := zkconn.Join(path, NodeName)
+	o.Written = time.Now().UTC().Truncate(time.Millisecond)
 	data := o.Encode()
 	for {
 		st, err := c.SetVersion(ctx, node, data, -1)

@@ -191,6 +191,9 @@ func (s *Server) launch() error {
 		mainClass, s.cfgPath)
 	cmd := exec.Command(s.inst.Java, args...)
 	cmd.Dir = s.dir
+	if env := s.opts.ServerEnv[s.id]; len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// slf4j-simple logs to stderr; one file per server keeps the output of
 	// concurrently running servers apart and lets errors quote it.
 	cmd.Stdout = f

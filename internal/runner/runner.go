@@ -318,16 +318,20 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		hold       hold
 	}
 	var all []one
+	chroot := "" // EnvHeld names nodes by their full path on the server
+	if c != nil {
+		chroot = c.Chroot()
+	}
 	for _, l := range h.leases {
 		tok, err := l.FencingToken(ctx)
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, one{l.Path, l.Node, tok, hold{Mode: l.Mode, Session: c.SessionID(), PID: os.Getpid(), Node: serverPath(c.Chroot(), l.Node)}})
+		all = append(all, one{l.Path, l.Node, tok, hold{Mode: l.Mode, Session: c.SessionID(), PID: os.Getpid(), Node: serverPath(chroot, l.Node)}})
 	}
 	for _, in := range h.inherited {
 		passed := in.hold
-		passed.Node = serverPath(c.Chroot(), in.Node)
+		passed.Node = serverPath(chroot, in.Node)
 		all = append(all, one{in.Path(), in.Node, in.Token, passed})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].path < all[j].path })

@@ -197,10 +197,15 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 			// The listing we just read has our node in it: it exists,
 			// and as an ephemeral node created by this session (the
 			// session is checked on every reply) it is ours.
+			r.next()
 			return nil
 		}
 		if r.Wait.try {
 			return l.busy(ctx, q, idx)
+		}
+		if Holds(q, ahead) {
+			// Everyone we wait for holds the lock: its release is ours.
+			r.next()
 		}
 		if r.OnWait != nil {
 			r.OnWait(Waiting{Position: idx + 1, Ahead: q[ahead], Holder: zkconn.Join(l.Path, q[0].Name), Node: l.Node})

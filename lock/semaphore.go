@@ -106,11 +106,15 @@ func (l *Lease) waitLease(ctx context.Context, limit int, r Request) error {
 		// them. With lease creation serialized by the mutex, the only lease
 		// that is not a holder is ours.
 		if len(children) <= limit {
+			r.next()
 			return nil
 		}
 		if r.Wait.try {
 			return busy
 		}
+		// We hold the mutex, so ours is the only lease that does not hold
+		// one: the next lease released is ours.
+		r.next()
 		if r.OnWait != nil {
 			r.OnWait(Waiting{Position: len(children), Ahead: q[0], Holder: zkconn.Join(leases, q[0].Name), Node: l.Node})
 		}

@@ -48,7 +48,8 @@ func exitCode(err error) int {
 		errors.Is(err, zkconn.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
 		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, zkconn.ErrBadJAAS),
-		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)):
+		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)),
+		errors.As(err, new(*runner.SelfWaitError)):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -103,6 +104,9 @@ func message(err error, help string) string {
 		return err.Error() + " (take it exclusive in the outer zklock, or add --shared here)"
 	case errors.As(err, new(*runner.OnceHeldError)):
 		return err.Error() + " (give --once-per to the outer zklock)"
+	case errors.As(err, new(*runner.SelfWaitError)):
+		return err.Error() + "; its " + runner.EnvHeld + " did not reach this zklock: pass it on (sudo --preserve-env=" +
+			runner.EnvHeld + ",ZKLOCK_PID; env -i " + runner.EnvHeld + "=\"$" + runner.EnvHeld + "\" ZKLOCK_PID=$ZKLOCK_PID …)"
 	case errors.As(err, &timeout):
 		if held := view.HeldBy(timeout.Waiting, timeout.Holders); held != "" {
 			return err.Error() + " (" + held + ")"

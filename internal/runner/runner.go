@@ -336,15 +336,21 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		hold       hold
 	}
 	var all []one
+	chroot := "" // EnvHeld names nodes by their full path on the server
+	if c != nil {
+		chroot = c.Chroot()
+	}
 	for _, l := range h.leases {
 		tok, err := l.FencingToken(ctx)
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, one{l.Path, l.Node, tok, hold{Mode: l.Mode, Session: c.SessionID(), PID: os.Getpid(), Node: l.Node}})
+		all = append(all, one{l.Path, l.Node, tok, hold{Mode: l.Mode, Session: c.SessionID(), PID: os.Getpid(), Node: serverPath(chroot, l.Node)}})
 	}
 	for _, in := range h.inherited {
-		all = append(all, one{in.Path(), in.Node, in.Token, in.hold})
+		passed := in.hold
+		passed.Node = serverPath(chroot, in.Node)
+		all = append(all, one{in.Path(), in.Node, in.Token, passed})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].path < all[j].path })
 	var paths, nodes, tokens []string
@@ -353,7 +359,7 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		paths = append(paths, o.path)
 		nodes = append(nodes, o.node)
 		tokens = append(tokens, strconv.FormatInt(o.token, 10))
-		holds = slices.DeleteFunc(holds, func(h hold) bool { return h.Path() == o.path })
+		holds = slices.DeleteFunc(holds, func(h hold) bool { return h.Path() == o.hold.Path() })
 		holds = append(holds, o.hold)
 	}
 	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Path() < holds[j].Path() })
@@ -527,13 +533,24 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode()}
 	var leases []*lock.Lease
 	for _, path := range paths {
+		// A wait behind an ancestor zklock would never end: the checks
+		// of selfWatch end it (see SelfWaitError).
+		lctx, cancel := context.WithCancelCause(ctx)
+		self := newSelfWatch(lctx, client, cancel)
 		r.OnWait = func(at lock.Waiting) {
+			self.onWait(path, at)
 			if pw != nil {
 				pw.onWait(client, path, at)
 			}
 			o.logf("waiting for %s at position %d behind %s", path, at.Position, at.Ahead.Name)
 		}
-		l, err := lock.Acquire(ctx, client, path, r)
+		l, err := lock.Acquire(lctx, client, path, r)
+		var selfErr *SelfWaitError
+		if err != nil && errors.As(context.Cause(lctx), &selfErr) {
+			err = selfErr
+		}
+		cancel(nil)
+		self.done()
 		if err != nil {
 			return leases, path, err
 		}

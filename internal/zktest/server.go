@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock/internal/javart"
 )
 
 // logTailLines is how much of a server's log a start-up error quotes.
@@ -175,6 +177,11 @@ func (s *Server) launch() error {
 	defer s.mu.Unlock()
 	if s.proc != nil && !s.proc.exited() {
 		return fmt.Errorf("zktest: server %d is already running", s.id)
+	}
+	// The fast lane starts no JVM. (A made-up Install, such as a test's
+	// fake java, is no JVM.)
+	if java, err := javart.Java(); err == nil && java == s.inst.Java {
+		javart.CheckNotShort("a ZooKeeper server")
 	}
 	f, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

@@ -38,14 +38,7 @@ func Main(m *testing.M) {
 // that cannot start fails the test; under -short the test is skipped.
 func Server(t testing.TB) *zktest.Cluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs a ZooKeeper server; go test -short runs without")
-	}
-	c, err := server.Get()
-	if err != nil {
-		t.Fatal("these tests need a real ZooKeeper: ", err)
-	}
-	return c
+	return server.Need(t)
 }
 
 // sessionTimeout is the clients' session timeout: short, so that a test

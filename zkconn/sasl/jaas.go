@@ -1,4 +1,4 @@
-package zkconn
+package sasl
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zklock/zklock/internal/files"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // A Java JAAS login configuration file, as sites give it to zookeeper-shell,
@@ -63,7 +64,7 @@ type jaasModule struct {
 
 // ReadJAAS reads section of a JAAS file and returns the SASL login its
 // first login module describes.
-func ReadJAAS(file, section string) (SASLLogin, error) {
+func ReadJAAS(file, section string) (zkconn.SASLLogin, error) {
 	kind := files.JAAS
 	kind.Secret = jaasSecret
 	b, err := kind.Read(file)
@@ -84,7 +85,7 @@ func ReadJAAS(file, section string) (SASLLogin, error) {
 	return jaasLogin(file, section, mods[0])
 }
 
-func jaasLogin(file, section string, m jaasModule) (SASLLogin, error) {
+func jaasLogin(file, section string, m jaasModule) (zkconn.SASLLogin, error) {
 	need := func(key string) (string, error) {
 		v := m.options[key]
 		if v == "" {

@@ -120,6 +120,8 @@ func message(err error, help string) string {
 		return err.Error()
 	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrRevoked):
 		return err.Error() + "; left the queue without running the command"
+	case errors.Is(err, lockexec.ErrMaxRuntime):
+		return err.Error() + " (--max-runtime)"
 	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrRevoked):
 		return ""
 	case errors.As(err, new(*config.Error)):

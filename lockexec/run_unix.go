@@ -226,7 +226,7 @@ func (sv *supervisor) onRevoked(cause error) (done bool) {
 // already being stopped for another reason.
 func (sv *supervisor) onMaxRuntime() {
 	if sv.term == nil {
-		sv.warn(fmt.Sprintf("command still running after --max-runtime %v: %s", sv.spec.MaxRuntime, sv.stopping()))
+		sv.warn(fmt.Sprintf("command still running after its maximum run time of %v: %s", sv.spec.MaxRuntime, sv.stopping()))
 		sv.terminate(ErrMaxRuntime, nil)
 	}
 }

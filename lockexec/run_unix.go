@@ -348,6 +348,12 @@ func (sv *supervisor) onLost(cause error) {
 	}
 	if sv.term == nil {
 		sv.grace = sv.spec.LostKillGrace
+		// A cause that says by when the command must be dead shortens
+		// the grace to fit: zero if that moment has passed.
+		var deadline interface{ KillBy() time.Time }
+		if errors.As(cause, &deadline) {
+			sv.grace = max(min(sv.grace, time.Until(deadline.KillBy())), 0)
+		}
 		sv.warn(what + ": " + sv.stopping())
 	}
 	sv.terminate(ErrLockLost, cause)

@@ -40,7 +40,7 @@ type Options struct {
 	Mode   lock.Mode
 	Flavor lock.Flavor
 	// Wait is how long to wait for the locks.
-	Wait Wait
+	Wait WaitLimit
 	// ConflictCode is the exit code for busy and wait timeouts.
 	ConflictCode int
 	// Version goes into the node data.
@@ -132,7 +132,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	budget := NewBudget(client.Contact().Timeout, o.KillGrace)
 	lost, revoked := o.guard(runCtx, client, h, wd.wait())
 	o.marks.mark("command")
-	err = lockexec.Run(runCtx, lockexec.Spec{
+	err = lockexec.Supervise(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
 		Path:          cmdPath,
 		Env:           env,

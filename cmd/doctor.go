@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/doctor"
-	"github.com/zklock/zklock/lock"
 )
 
 // doctorOptions are doctor's flags.
@@ -54,8 +53,8 @@ when only a refusal failed: credentials or an ACL.`,
 
 func (o *doctorOptions) run(ctx context.Context, u *ui) error {
 	if o.Path != "" {
-		if err := lock.ValidatePath(o.Path); err != nil {
-			return &UsageError{Err: err}
+		if err := validateLockPath(o.Path); err != nil {
+			return err
 		}
 	}
 	conn, err := o.Global.connOptions(u)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 
 	"github.com/zklock/zklock/internal/config"
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
+	"github.com/zklock/zklock/zkconn/sasl"
 )
 
 // UsageError is a mistake on the command line.
@@ -44,10 +46,11 @@ func exitCode(err error) int {
 		return start.Code
 	case errors.As(err, &usage), errors.Is(err, zkconn.ErrBadPath),
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
-		errors.Is(err, lock.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
+		errors.Is(err, zkconn.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
-		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, zkconn.ErrBadJAAS),
-		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)):
+		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, sasl.ErrBadJAAS),
+		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)),
+		errors.As(err, new(*runner.SelfWaitError)):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -75,8 +78,9 @@ func message(err error, help string) string {
 		timeout *runner.WaitTimeoutError
 		revoke  *runner.RevokeTimeoutError
 		revoked *lock.RevokedError
-		sasl    *zkconn.SASLError
+		saslErr *zkconn.SASLError
 		tlsErr  *zkconn.TLSError
+		recent  *runner.RecentSuccessError
 	)
 	switch {
 	case err == nil:
@@ -86,17 +90,24 @@ func message(err error, help string) string {
 	case errors.As(err, &flavor) && flavor.Flavor != "":
 		return err.Error() + "; use --flavor " + string(flavor.Flavor)
 	case errors.As(err, &limit):
-		return fmt.Sprintf("%v: %s is held with --limit %d by %s pid %d; this run asked for --limit %d",
-			lock.ErrLimitMismatch, limit.Path, limit.Held, limit.Host, limit.PID, limit.Want)
+		return fmt.Sprintf("%v: %s is held with --limit %d by %s; this run asked for --limit %d",
+			lock.ErrLimitMismatch, limit.Path, limit.Held, view.Who(limit.Holder, owner.Decode(limit.Data)), limit.Want)
 	case errors.As(err, &busy):
 		return view.Busy(busy)
-	case errors.As(err, new(*runner.RecentSuccessError)):
+	case errors.As(err, &recent) && recent.Doubt != nil:
+		// Skipped because the clocks disagree: not what --once-per
+		// asked for, so said even with -E.
+		return err.Error() + " (zklock forget --path " + recent.Last.Path + " lets the next run go ahead)"
+	case errors.As(err, &recent):
 		// Not running is what --once-per asked for; -v said why.
 		return ""
 	case errors.As(err, new(*runner.UpgradeError)):
 		return err.Error() + " (take it exclusive in the outer zklock, or add --shared here)"
 	case errors.As(err, new(*runner.OnceHeldError)):
 		return err.Error() + " (give --once-per to the outer zklock)"
+	case errors.As(err, new(*runner.SelfWaitError)):
+		return err.Error() + "; its " + runner.EnvHeld + " did not reach this zklock: pass it on (sudo --preserve-env=" +
+			runner.EnvHeld + ",ZKLOCK_PID; env -i " + runner.EnvHeld + "=\"$" + runner.EnvHeld + "\" ZKLOCK_PID=$ZKLOCK_PID …)"
 	case errors.As(err, &timeout):
 		if held := view.HeldBy(timeout.Waiting, timeout.Holders); held != "" {
 			return err.Error() + " (" + held + ")"
@@ -115,9 +126,9 @@ func message(err error, help string) string {
 		return err.Error() + " (see zklock config --help)"
 	case errors.As(err, &usage):
 		return err.Error() + " (see " + help + ")"
-	case errors.Is(err, zkconn.ErrNoKDC):
+	case errors.Is(err, sasl.ErrNoKDC):
 		return err.Error() + " (check the realm's kdc in KRB5_CONFIG or /etc/krb5.conf)"
-	case errors.As(err, &sasl):
+	case errors.As(err, &saslErr):
 		return err.Error() + " (check --jaas or the --sasl flags)"
 	case errors.As(err, &tlsErr):
 		return err.Error() + tlsHints[tlsErr.Problem]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
@@ -30,7 +31,7 @@ func TestExitCode(t *testing.T) {
 		{&lockexec.StartError{Name: "x", Code: 126, Err: errors.New("permission denied")}, 126, "x"},
 		{usageErrorf("bad"), 64, "bad (see zklock --help)"},
 		{fmt.Errorf("x: %w", zkconn.ErrBadPath), 64, "x: bad path"},
-		{fmt.Errorf("%w: x", lock.ErrEphemeralParent), 64, "ephemeral"},
+		{fmt.Errorf("%w: x", zkconn.ErrEphemeralParent), 64, "ephemeral"},
 		{&runner.ConflictError{Err: errors.New("busy"), Code: 75}, 75, "busy"},
 		{&runner.ConflictError{Err: errors.New("busy"), Code: 0}, 0, "busy"},
 		{&runner.SignalError{Signal: syscall.SIGTERM}, 143, "interrupted by SIGTERM"},
@@ -48,8 +49,8 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("%w: %w", lockexec.ErrLockLost, &lockexec.ExitError{Code: 143}), 76, "lock lost"},
 		{fmt.Errorf("%w", lockexec.ErrMaxRuntime), 124, "max-runtime"},
 		{errors.New("something else"), 69, "something else"},
-		{&runner.ConflictError{Err: fmt.Errorf("%w at /p (5 times)", lock.ErrSuccessChurn), Code: ExitBusy}, 75, "the success record kept being rewritten at /p"},
-		{&zkconn.OpError{Op: zkconn.OpDelete, Path: "/p/" + lock.SuccessRecord, Err: zk.ErrNoAuth}, 77,
+		{&runner.ConflictError{Err: fmt.Errorf("%w at /p (5 times)", success.ErrChurn), Code: ExitBusy}, 75, "the success record kept being rewritten at /p"},
+		{&zkconn.OpError{Op: zkconn.OpDelete, Path: "/p/" + success.NodeName, Err: zk.ErrNoAuth}, 77,
 			"permission denied: cannot delete /p/zklock.last-success: the ACL of /p does not let this client delete nodes in it (check --auth"},
 		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeLock, Found: lock.RecipeSemaphore, Node: "/p/leases/x", Limit: 3}, 64,
 			"/p is used as a semaphore (node /p/leases/x), not as a lock (use --limit 3 to join it, or another --path)"},
@@ -67,8 +68,8 @@ func TestExitCode(t *testing.T) {
 			76, "; left the queue without running the command"},
 		{&runner.ConflictError{Err: &runner.RevokeTimeoutError{Path: "/p", After: time.Second}, Code: 75},
 			75, "/p was not released within 1s of the revocation"},
-		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: lock.Success{Path: "/p"}, Window: time.Hour}, Code: 75}, 75, ""},
-		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: lock.Success{Path: "/p"}, Window: time.Hour}, Code: 0}, 0, ""},
+		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: success.Record{Path: "/p"}, Window: time.Hour}, Code: 75}, 75, ""},
+		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: success.Record{Path: "/p"}, Window: time.Hour}, Code: 0}, 0, ""},
 		{&runner.UpgradeError{Path: "/p", PID: 7}, 64, "/p is held shared by zklock pid 7, an ancestor of this one"},
 		{&runner.OnceHeldError{Path: "/p", PID: 7}, 64, "(give --once-per to the outer zklock)"},
 	}

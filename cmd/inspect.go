@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/runner"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -74,14 +73,14 @@ an array of list's entries.`,
 // run validates the flags and hands them to the runner: a parent path
 // (even /) for list, a lock path for holders.
 func (o *inspectOptions) run(ctx context.Context, u *ui, holdersOnly bool) error {
-	validate := zkconn.ValidatePath
-	if holdersOnly {
-		validate = lock.ValidatePath
-	}
 	if o.Path == "" {
 		return usageErrorf("--path is required")
 	}
-	if err := validate(o.Path); err != nil {
+	if holdersOnly {
+		if err := validateLockPath(o.Path); err != nil {
+			return err
+		}
+	} else if err := zkconn.ValidatePath(o.Path); err != nil {
 		return &UsageError{Err: err}
 	}
 	conn, err := o.Global.connOptions(u)

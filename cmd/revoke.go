@@ -81,13 +81,13 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 	if o.Path == "" {
 		return usageErrorf("--path is required")
 	}
-	if err := lock.ValidatePath(o.Path); err != nil {
-		return &UsageError{Err: err}
+	if err := validateLockPath(o.Path); err != nil {
+		return err
 	}
 	if o.Node != "" {
 		// A name no contender could have is a mistake, said so with 64;
 		// a well-formed name that is not there is a contender that left
-		// (see the README), which revoke reports with 0.
+		// (see docs/guide/revoke.md), which revoke reports with 0.
 		if err := lock.ValidateNode(o.Path, o.Node); err != nil {
 			return &UsageError{Err: err}
 		}

@@ -240,7 +240,7 @@ func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
 }
 
 // rootHelp is zklock --help's text above the commands.
-const rootHelp = `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
+var rootHelp = `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
 cron job, a CI stage or an ops script runs on one machine at a time.
 
 Waiters queue in FIFO order and each watches only the waiter ahead of it, so a
@@ -254,23 +254,7 @@ configuration file (~/.config/zklock/config.toml), then the system's
 (/etc/zklock/config.toml), then the built-in defaults; zklock config shows
 each setting and where it came from.
 
-Environment:
-  ZKLOCK_CONFIG    the one configuration file to read, instead of both
-  ZKLOCK_SERVERS   default for --servers
-  ZKLOCK_AUTH      default for --auth; not passed on to the command
-  ZKLOCK_AUTH_FILE default for --auth-file
-  ZKLOCK_JAAS      default for --jaas
-  ZKLOCK_SASL_PASSWORD
-                   password for --sasl digest; not passed on to the command
-  KRB5_CONFIG, KRB5CCNAME
-                   Kerberos configuration and ticket cache, as for kinit
-  ZKLOCK_TLS_CA, ZKLOCK_TLS_CERT, ZKLOCK_TLS_KEY
-                   defaults for --tls-ca, --tls-cert, --tls-key
-  ZKLOCK_PROGRESS  1: default for --progress
-  ZKLOCK_HELD, ZKLOCK_PID
-                   set for the command: the locks it holds, for a zklock
-                   started inside it to re-enter (see zklock run --help)
-  NO_COLOR         disables colour`
+` + environmentHelp
 
 // addFlags defines the connection flags every command shares.
 func (g *globalOptions) addFlags(pf *pflag.FlagSet) {
@@ -281,7 +265,7 @@ func (g *globalOptions) addFlags(pf *pflag.FlagSet) {
 	pf.Var((*durationValue)(&g.ConnectTimeout), "connect-timeout", "give up (exit 69) if no session is established within this time")
 	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file. Or x509: the --tls-cert's subject owns the nodes zklock creates")
 	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
-	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the README's Security section)")
+	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the guide, docs/guide/security.md)")
 	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
 	pf.StringVar(&g.TLSFiles.CA, "tls-ca", "", "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
 	pf.StringVar(&g.TLSFiles.Cert, "tls-cert", "", "PEM client certificate, for servers that demand one (env "+envTLSCert+")")

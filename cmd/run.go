@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
@@ -54,9 +55,7 @@ nothing is printed unless --progress (or ZKLOCK_PROGRESS=1) is given.
 stdin, stdout and stderr pass straight through. While CMD runs, SIGINT,
 SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to zklock are forwarded to
 it. While zklock is still waiting, those signals make it leave the queue and
-exit 128+N. CMD sees ZKLOCK_PATH, ZKLOCK_NODE, ZKLOCK_SESSION_ID and
-ZKLOCK_FENCING_TOKEN in its environment (and ZKLOCK_PATHS, ZKLOCK_NODES,
-ZKLOCK_FENCING_TOKENS listing every lock held), ZKLOCK_HELD and ZKLOCK_PID.
+exit 128+N. CMD gets the variables below in its environment.
 
 Re-entrant: a zklock started by CMD (or below it) that asks for a path this
 zklock holds runs at once, without a node of its own, once the server
@@ -84,6 +83,8 @@ zklock revoke (or a Curator Revoker) asks the holder to give the lock up:
 CMD's group is stopped the same way, with the full --kill-grace, the lock
 released, and zklock exits 76 naming who revoked it and when; a revoked
 waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
+
+` + commandEnvironmentHelp + `
 
 ` + exitCodeHelp,
 		Example: `  zklock run --path /locks/nightly-report -- ./report.sh --full
@@ -174,13 +175,25 @@ func validatePaths(paths []string) error {
 	}
 	seen := map[string]bool{}
 	for _, p := range paths {
-		if err := lock.ValidatePath(p); err != nil {
-			return &UsageError{Err: err}
+		if err := validateLockPath(p); err != nil {
+			return err
 		}
 		if seen[p] {
 			return usageErrorf("--path %s is given twice", p)
 		}
 		seen[p] = true
+	}
+	return nil
+}
+
+// validateLockPath checks one lock path: one the recipes take, and not
+// below a success record (see success.CheckPath).
+func validateLockPath(p string) error {
+	if err := lock.ValidatePath(p); err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := success.CheckPath(p); err != nil {
+		return &UsageError{Err: err}
 	}
 	return nil
 }

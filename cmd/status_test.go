@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/lock"
 )
@@ -20,7 +21,7 @@ func TestStatusLineClearedForMessages(t *testing.T) {
 	ct, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000041")
 	s.Waiting(runner.WaitStatus{Path: "/locks/a", Position: 2, Since: now.Add(-12 * time.Second),
 		Holder: &runner.Holder{Contender: ct, HeldSince: now.Add(-123 * time.Second),
-			NodeData: lock.NodeData{ByZklock: true, Owner: lock.Owner{Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"./report.sh"}}}}})
+			NodeData: owner.NodeData{ByZklock: true, Owner: owner.Owner{Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"./report.sh"}}}}})
 	u.warnf("joining the queue again")
 	s.Done()
 	want := eraseLine + "zklock: waiting for /locks/a, position 2, held by deploy@web-3 pid 81233 (./report.sh) for 2m3s; waited 12s" +

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/zktest"
 	"github.com/zklock/zklock/lock"
 )
@@ -274,7 +275,7 @@ func holderWorker(c *zktest.Cluster, path string, mu *sync.Mutex, pidOf map[int]
 	if err != nil {
 		return 0, false
 	}
-	d := lock.DecodeNodeData(data)
+	d := owner.Decode(data)
 	if !d.ByZklock {
 		return 0, false
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestForget: forget deletes a job's success record and names it (its
@@ -38,7 +38,7 @@ func TestForget(t *testing.T) {
 	r := run("-v", "forget", "--path", path)
 	want := "forgot the last success at " + path + ": " + at.UTC().Format(time.RFC3339) + " on " + host + " pid "
 	if r.code != 0 || !strings.HasPrefix(r.stdout, want) || !strings.HasSuffix(r.stdout, " (sh -c 'echo x >> \"$1\"' sh "+runs+")\n") ||
-		strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stderr, "deleted "+path+"/"+lock.SuccessRecord) {
+		strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stderr, "deleted "+path+"/"+success.NodeName) {
 		t.Fatalf("forget: exit %d, stdout %q, stderr %q; want 0 and %q…", r.code, r.stdout, r.stderr, want)
 	}
 	// Nothing else held the lock path: it is empty, and reaped.
@@ -89,7 +89,7 @@ func TestForgetSeveralPaths(t *testing.T) {
 	if r := run(job...); r.code != 0 || lines(runs) != 2 {
 		t.Errorf("run after forget: exit %d, %d runs; want 0 and 2", r.code, lines(runs))
 	}
-	if err := conn.Delete(a+"/"+lock.SuccessRecord, -1); err != nil {
+	if err := conn.Delete(a+"/"+success.NodeName, -1); err != nil {
 		t.Fatal(err)
 	}
 	assertGone(t, conn, root)
@@ -104,11 +104,11 @@ func TestForgetRefused(t *testing.T) {
 	if _, err := conn.Create(path, nil, 0, append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.WorldACL(zk.PermRead)...)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Create(path+"/"+lock.SuccessRecord, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := conn.Create(path+"/"+success.NodeName, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		conn.Delete(path+"/"+lock.SuccessRecord, -1)
+		conn.Delete(path+"/"+success.NodeName, -1)
 		conn.Delete(path, -1)
 	})
 	c := zklock(t, "forget", "--path", path)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestHugeCommandLine: a command line over 1 MB (more than the server's
@@ -38,9 +38,9 @@ func TestHugeCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := lock.DecodeNodeData(data)
+	d := owner.Decode(data)
 	o := d.Owner
-	if !d.ByZklock || len(data) > lock.MaxCmdBytes+1024 || o.CmdCut == 0 || !strings.Contains(o.CommandLine(), "bytes more]") {
+	if !d.ByZklock || len(data) > owner.MaxCmdBytes+1024 || o.CmdCut == 0 || !strings.Contains(o.CommandLine(), "bytes more]") {
 		t.Errorf("node data of %d bytes, cut %d: %.200s", len(data), o.CmdCut, data)
 	}
 	touch(t, goFile)

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,13 +72,16 @@ func nodesUnder(t *testing.T, path string) string {
 
 // TestMixedRecipesRace starts a semaphore contender and a lock contender
 // on one path at the same moment, round after round, each command inside
-// the kernel overlap detector: never do both commands run at once, and a
-// refused contender exits 64.
+// the kernel overlap detector: never do both commands run at once, and in
+// every round at least one is refused (64). A command that runs stays
+// until the other contender has exited (10s at most), so the two always
+// overlap in time, however they are scheduled: the other must then have
+// been refused, or have run beside it and met the detector.
 func TestMixedRecipesRace(t *testing.T) {
 	const rounds = 20
 	conn := rawZK(t)
 	path, dir := lockPath(t), t.TempDir()
-	refused := 0
+	const script = `i=0; while [ ! -e "$D/exited.$ROUND.$OTHER" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done`
 	for r := 0; r < rounds; r++ {
 		flags := [][]string{{"--limit", "1"}, nil}
 		if r%3 == 2 {
@@ -85,34 +90,43 @@ func TestMixedRecipesRace(t *testing.T) {
 		if r%2 == 1 {
 			flags[0], flags[1] = flags[1], flags[0]
 		}
-		var cmds []*syncBuffer
-		var procs []func() int
-		for _, f := range flags {
-			c := zklock(t, append(append(append([]string{"run"}, f...), "--path", path, "--"),
-				guarded(dir, "sleep 0.2")...)...)
+		var stderrs []*syncBuffer
+		var exits []chan int
+		for i, f := range flags {
+			c := zklock(t, append(append(append([]string{"run"}, f...), "--path", path, "--"), guarded(dir, script)...)...)
+			c.Env = append(c.Env, "D="+dir, fmt.Sprintf("ROUND=%d", r), fmt.Sprintf("OTHER=%d", 1-i))
 			stderr := &syncBuffer{}
 			c.Stderr = stderr
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			cmds = append(cmds, stderr)
-			procs = append(procs, func() int { return zktest.ExitCodeT(t, c.Wait()) })
+			stderrs = append(stderrs, stderr)
+			exit := make(chan int, 1)
+			exits = append(exits, exit)
+			go func() {
+				code, err := zktest.ExitCode(c.Wait())
+				if err != nil {
+					code = -1
+				}
+				os.WriteFile(filepath.Join(dir, fmt.Sprintf("exited.%d.%d", r, i)), nil, 0o644)
+				exit <- code
+			}()
 		}
-		for i, wait := range procs {
-			switch code := wait(); code {
+		refused := 0
+		for i, exit := range exits {
+			switch code := <-exit; code {
 			case 0:
 			case 64:
 				refused++
 			case overlapExit:
 				t.Fatalf("round %d: OVERLAP: a %v contender ran beside the other recipe", r, flags[i])
 			default:
-				t.Fatalf("round %d: %v exit %d: %s", r, flags[i], code, cmds[i])
+				t.Fatalf("round %d: %v exit %d: %s", r, flags[i], code, stderrs[i])
 			}
 		}
-	}
-	t.Logf("%d of %d contenders refused", refused, 2*rounds)
-	if refused == 0 {
-		t.Errorf("no contender was refused in %d rounds of two starting together", rounds)
+		if refused == 0 {
+			t.Errorf("round %d: neither %v nor %v was refused, though they overlapped", r, flags[0], flags[1])
+		}
 	}
 	assertGone(t, conn, path)
 }

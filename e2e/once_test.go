@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/lock"
 
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/zktest"
 )
 
 // recordAt reads a lock path's success record: its server mtime, or zero.
 func recordAt(t *testing.T, conn *zk.Conn, path string) time.Time {
 	t.Helper()
-	_, st, err := conn.Get(path + "/" + lock.SuccessRecord)
+	_, st, err := conn.Get(path + "/" + success.NodeName)
 	if err == zk.ErrNoNode {
 		return time.Time{}
 	}
@@ -107,7 +107,7 @@ func TestOncePerAcrossHosts(t *testing.T) {
 
 	// Two hosts racing for an open window: one runs, the other skips, and
 	// they never overlap (the kernel lock inside the command).
-	if err := conn.Delete(path+"/"+lock.SuccessRecord, -1); err != nil {
+	if err := conn.Delete(path+"/"+success.NodeName, -1); err != nil {
 		t.Fatal(err)
 	}
 	race := filepath.Join(dir, "race")
@@ -148,10 +148,10 @@ func TestOncePerAcrossHosts(t *testing.T) {
 
 	// Nothing else is left: the record alone keeps the lock path, and
 	// once it is deleted the path is reaped.
-	if ch := children(t, conn, path); len(ch) != 1 || ch[0] != lock.SuccessRecord {
+	if ch := children(t, conn, path); len(ch) != 1 || ch[0] != success.NodeName {
 		t.Errorf("the lock path holds %v, want the record alone", ch)
 	}
-	if err := conn.Delete(path+"/"+lock.SuccessRecord, -1); err != nil {
+	if err := conn.Delete(path+"/"+success.NodeName, -1); err != nil {
 		t.Fatal(err)
 	}
 	assertGone(t, conn, path)
@@ -186,7 +186,7 @@ func TestOncePerWindowExpires(t *testing.T) {
 	if skipped == 0 || lines(runs) != 2 {
 		t.Errorf("%d runs skipped and %d run; want at least one skipped within the window and 2 run", skipped, lines(runs))
 	}
-	if err := conn.Delete(path+"/"+lock.SuccessRecord, -1); err != nil {
+	if err := conn.Delete(path+"/"+success.NodeName, -1); err != nil {
 		t.Fatal(err)
 	}
 	assertGone(t, conn, path)

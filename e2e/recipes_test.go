@@ -46,19 +46,22 @@ func loops(t *testing.T, n, runs int, dir string, args func(i int) []string, scr
 	}
 }
 
-// maxOf is the largest number in a file of numbers, one per line.
-func maxOf(t *testing.T, p string) int {
+// numbers reads a file of numbers, one per line.
+func numbers(t *testing.T, p string) []int {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := 0
+	var out []int
 	for _, f := range strings.Fields(string(b)) {
-		n, _ := strconv.Atoi(f)
-		m = max(m, n)
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("%s: %q is not a number", p, f)
+		}
+		out = append(out, n)
 	}
-	return m
+	return out
 }
 
 func noFile(t *testing.T, p, what string) {
@@ -74,22 +77,29 @@ func noFile(t *testing.T, p, what string) {
 func TestReadersAndWriters(t *testing.T) {
 	path := lockPath(t)
 	dir := t.TempDir()
-	const readerScript = `mkdir "$D/r.$$"; ls -d "$D"/r.* | wc -l >> "$D/readers"
+	const readerScript = `mkdir "$D/r.$$"
 [ -e "$D/writer" ] && echo "reader with writer" >> "$D/bad"
 sleep 0.3; rmdir "$D/r.$$"`
 	const writerScript = `mkdir "$D/writer" 2>/dev/null || echo "two writers" >> "$D/bad"
 ls -d "$D"/r.* >/dev/null 2>&1 && echo "writer with readers" >> "$D/bad"
 sleep 0.03; rmdir "$D/writer"`
 
-	// A writer holds the lock while four readers queue behind it. Each of
-	// them stays inside until all four are (10s at most), so that how late
-	// one of them is scheduled after the writer leaves cannot decide how
-	// many are seen together; if they were let in one by one, each gives
-	// up waiting and the count shows it.
-	const releasedScript = `mkdir "$D/r.$$"; ls -d "$D"/r.* | wc -l >> "$D/readers"
+	// A writer holds the lock while four readers queue behind it. Each
+	// reader marks its entry with a file that stays (nobody removes it in
+	// this phase), waits until all four marks are there (10s at most), and
+	// records how many it saw when it stopped waiting. A reader leaves only
+	// after that, so if every reader saw 4, none had left when the fourth
+	// entered: all four were inside at once. A count of the readers inside
+	// would race with the first to leave; a count of marks that only grow
+	// cannot. If they were let in one by one, the first gives up waiting
+	// with fewer than 4, and its record shows it.
+	const releasedScript = `touch "$D/entered/$$"
 [ -e "$D/writer" ] && echo "reader with writer" >> "$D/bad"
-i=0; while [ "$(ls -d "$D"/r.* | wc -l)" -lt 4 ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
-rmdir "$D/r.$$"`
+i=0; while [ "$(ls "$D/entered" | wc -l)" -lt 4 ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+ls "$D/entered" | wc -l >> "$D/released"`
+	if err := os.Mkdir(filepath.Join(dir, "entered"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	gate := startHolderArgs(t, []string{"run", "--path", path})
 	var readers []*exec.Cmd
 	for i := 0; i < 4; i++ {
@@ -109,8 +119,8 @@ rmdir "$D/r.$$"`
 			t.Errorf("reader exit %d", code)
 		}
 	}
-	if m := maxOf(t, filepath.Join(dir, "readers")); m != 4 {
-		t.Errorf("at most %d of the 4 released readers ran at once, want all 4", m)
+	if seen := numbers(t, filepath.Join(dir, "released")); len(seen) != 4 || slices.Min(seen) != 4 {
+		t.Errorf("the released readers saw %v of the 4 inside when they left, want each to see all 4", seen)
 	}
 
 	// A mixed stream: exclusion must hold throughout.
@@ -178,8 +188,12 @@ while [ ! -e "$D/go" ]; do sleep 0.02; done; rmdir "$D/h.$$"`
 		func(int) string {
 			return `mkdir "$D/h.$$"; ls -d "$D"/h.* | wc -l >> "$D/running"; sleep 0.1; rmdir "$D/h.$$"`
 		})
-	if m := maxOf(t, filepath.Join(dir, "running")); m != 3 {
-		t.Errorf("at most %d holders ran at once, want exactly 3", m)
+	// Each count is taken inside, of marks made and removed inside: it can
+	// miss a holder that is leaving, never count one too many. So it bounds
+	// the holders from below, which proves the limit; that three do run
+	// together was shown above, where none could leave.
+	if m := slices.Max(numbers(t, filepath.Join(dir, "running"))); m > 3 {
+		t.Errorf("%d holders ran at once with --limit 3", m)
 	}
 	assertGone(t, conn, path)
 }

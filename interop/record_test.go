@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zklock/zklock/internal/peers"
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/success"
 )
 
 // TestSuccessRecordWithPeers: a lock path that holds zklock's success
@@ -29,7 +29,7 @@ func TestSuccessRecordWithPeers(t *testing.T) {
 			if out, err := seed.CombinedOutput(); err != nil {
 				t.Fatalf("seeding the record: %v: %s", err, out)
 			}
-			if ok, _, err := a.conn.Exists(a.path + "/" + lock.SuccessRecord); err != nil || !ok {
+			if ok, _, err := a.conn.Exists(a.path + "/" + success.NodeName); err != nil || !ok {
 				t.Fatalf("no record at %s (%v)", a.path, err)
 			}
 			for i := 1; i <= 2; i++ {

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/zklock/zklock/zkconn"
@@ -94,11 +95,40 @@ type Request struct {
 	// libraries see zklock. A semaphore always uses Curator's names.
 	Flavor Flavor
 	Wait   Wait
-	// Data is written into our contender node (see Owner).
+	// Data is written into our contender node, for other contenders and
+	// people to read (see declared for the part the recipes read).
 	Data []byte
 	// OnWait, if set, is called each time Acquire starts waiting. It runs
 	// on the acquisition's path: it must return at once.
 	OnWait func(Waiting)
+	// OnNext, if set, is called once per Acquire, as soon as this
+	// contender is next in line: the lock is free to take now, or every
+	// contender it waits for holds the lock, so that the release that
+	// wakes it hands the lock to it. For a mutex or a writer that is the
+	// moment its predecessor is the holder; for a reader, the moment the
+	// writer it waits for is; for a semaphore's lease, the moment its
+	// contender holds the semaphore's mutex (it then waits only for one of
+	// the leases to be released). A contender further back learns that it
+	// is next only when it holds: it watches its predecessor alone, and
+	// hears nothing when the contenders ahead of that one leave. A
+	// NoWait request that finds the lock busy is never next. OnNext runs
+	// on the acquisition's path: it must return at once.
+	OnNext func()
+}
+
+// nextOnce makes r.OnNext fire at most once for one Acquire.
+func (r *Request) nextOnce() {
+	if f := r.OnNext; f != nil {
+		var once sync.Once
+		r.OnNext = func() { once.Do(f) }
+	}
+}
+
+// next tells the caller that this contender is next in line (OnNext).
+func (r *Request) next() {
+	if r.OnNext != nil {
+		r.OnNext()
+	}
 }
 
 // Waiting is where a waiting contender stands, each time it starts waiting.
@@ -122,6 +152,7 @@ func Acquire(ctx context.Context, c *zkconn.Client, path string, r Request) (*Le
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
+	r.nextOnce()
 	if r.Mode.kind == SemaphoreLease {
 		return acquireSemaphore(ctx, c, path, r)
 	}

@@ -1,20 +1,18 @@
 package lock
 
 // Micro-benchmarks for the lock package's hot paths that need no server:
-// every wake-up of a waiter parses and orders the lock path's children, and
-// `list`/`holders`/a busy tryrun decode each contender's data. Run them with
+// every wake-up of a waiter parses and orders the lock path's children.
+// Run them with
 //
-//	go test -run '^$' -bench . -benchmem ./lock
+//	go test -short -run '^$' -bench . -benchmem ./lock
 //
-// (the package's TestMain still starts its shared ZooKeeper server, but no
-// benchmark here talks to it).
+// (no benchmark here starts a server).
 
 import (
 	"fmt"
 	"math/rand"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // benchUUID makes a deterministic, well-formed UUID string for index i.
@@ -62,8 +60,6 @@ var (
 	sinkContenders []Contender
 	sinkContender  Contender
 	sinkBool       bool
-	sinkData       NodeData
-	sinkBytes      []byte
 )
 
 // BenchmarkContenders is the work a waiter does on every wake-up with a
@@ -120,40 +116,5 @@ func BenchmarkParseContender(b *testing.B) {
 				sinkContender, sinkBool = ParseContender(tt.name)
 			}
 		})
-	}
-}
-
-func BenchmarkDecodeNodeData(b *testing.B) {
-	o := Owner{Zklock: "v1.2.3", Host: "web-3.example.com", PID: 81233, User: "deploy",
-		Cmd:   []string{"/usr/local/bin/report.sh", "--full", "--since", "yesterday"},
-		Since: time.Date(2026, 11, 21, 3, 0, 1, 0, time.UTC), Mode: "exclusive"}
-	data := []struct {
-		label string
-		data  []byte
-	}{
-		{"zklock-json", o.Encode()},
-		{"curator-ip", []byte("10.1.2.3")},
-		{"kazoo-id", []byte("web-7.example.com-31337")},
-		{"binary", []byte{0xff, 0xfe, 0x00, 0x01}},
-	}
-	for _, tt := range data {
-		b.Run(tt.label, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(tt.data)))
-			for b.Loop() {
-				sinkData = DecodeNodeData(tt.data)
-			}
-		})
-	}
-}
-
-// BenchmarkOwnerEncode is the node data every run writes when it joins.
-func BenchmarkOwnerEncode(b *testing.B) {
-	o := Owner{Zklock: "v1.2.3", Host: "web-3.example.com", PID: 81233, User: "deploy",
-		Cmd:   []string{"/usr/local/bin/report.sh", "--full"},
-		Since: time.Date(2026, 11, 21, 3, 0, 1, 0, time.UTC), Mode: "exclusive"}
-	b.ReportAllocs()
-	for b.Loop() {
-		sinkBytes = o.Encode()
 	}
 }

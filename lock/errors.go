@@ -35,16 +35,16 @@ var ErrLimitMismatch = errors.New("semaphore limit mismatch")
 // LimitMismatchError is a semaphore held by a zklock that declared another
 // limit than this request's.
 type LimitMismatchError struct {
-	Path string
-	Held int // the limit the holder declared
-	Host string
-	PID  int
-	Want int // this request's limit
+	Path   string
+	Held   int       // the limit the holder declared
+	Holder Contender // the holder's lease
+	Data   []byte    // what the holder's lease says of it
+	Want   int       // this request's limit
 }
 
 func (e *LimitMismatchError) Error() string {
-	return fmt.Sprintf("%v: %s is held with a limit of %d by %s pid %d; this request has a limit of %d",
-		ErrLimitMismatch, e.Path, e.Held, e.Host, e.PID, e.Want)
+	return fmt.Sprintf("%v: %s is held with a limit of %d by node %s; this request has a limit of %d",
+		ErrLimitMismatch, e.Path, e.Held, e.Holder.Name, e.Want)
 }
 
 func (e *LimitMismatchError) Is(target error) bool { return target == ErrLimitMismatch }
@@ -55,8 +55,8 @@ func (e *LimitMismatchError) Is(target error) bool { return target == ErrLimitMi
 type BusyError struct {
 	Path   string
 	Holder Contender
-	Data   NodeData // what the holder's node says of it
-	Limit  int      // for a semaphore: how many leases there are, all taken
+	Data   []byte // what the holder's node says of it
+	Limit  int    // for a semaphore: how many leases there are, all taken
 }
 
 func (e *BusyError) Error() string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/zkconn"
@@ -79,43 +78,69 @@ func VerifyAll(ctx context.Context, leases []*Lease) error {
 	return nil
 }
 
+// Waited reports whether Acquire had to wait for another contender: only
+// then is the node's creation time not the time the lock was taken.
+func (l *Lease) Waited() bool { return l.waited }
+
 // MarkAcquired records in our node when we took the lock, so that list,
 // holders and a busy or timed-out waiter can say since when it is held,
 // after we had to wait (the node's own times say only when we joined). It
-// rewrites the node's data with o.Acquired set to now. The write fires the
+// rewrites the node's data with data, which says when (zklock's owner
+// record with its acquisition time set to now). The write fires the
 // data watch of the waiter behind us, which watches us again without
 // listing the queue: one request of the next waiter's, while we hold, and
 // none on anyone's handoff. A lock taken on joining is not recorded: there
 // the time it joined is the time it took the lock, and an uncontended run
 // stays one create, one listing and one close.
-func (l *Lease) MarkAcquired(ctx context.Context, o Owner) error {
+func (l *Lease) MarkAcquired(ctx context.Context, data []byte) error {
 	if !l.waited {
 		return nil
 	}
-	_, err := l.writeAcquired(ctx, o)
+	_, err := l.writeAcquired(ctx, data)
 	if errors.Is(err, zk.ErrBadVersion) {
 		return nil // recorded already (Stamp), or a revocation request
 	}
 	return err
 }
 
-// writeAcquired rewrites our node's data with o.Acquired set to now, only
-// over the data we created the node with (version 0): a revocation request
-// written since must stay for the guard to see, and an acquisition already
-// recorded needs no second write.
-func (l *Lease) writeAcquired(ctx context.Context, o Owner) (*zk.Stat, error) {
-	o.Acquired = time.Now().UTC().Truncate(time.Millisecond)
-	return l.c.SetVersion(ctx, l.Node, o.Encode(), 0)
+// writeAcquired rewrites our node's data with data, only over the data we
+// created the node with (version 0): a revocation request written since
+// must stay for the guard to see, and an acquisition already recorded
+// needs no second write.
+func (l *Lease) writeAcquired(ctx context.Context, data []byte) (*zk.Stat, error) {
+	return l.c.SetVersion(ctx, l.Node, data, 0)
+}
+
+// Stamp records the acquisition time in our node (as MarkAcquired does,
+// with data) and returns the server's time of that write: "now" on the
+// leader's clock, to compare with a time the server recorded earlier
+// without trusting this host's clock. If the node was written since we
+// created it, the write was MarkAcquired's, made after we took the lock,
+// and its mtime serves as well; or it was a revocation request, which
+// stays in the node for the guard, and is returned as a *RevokedError.
+func (l *Lease) Stamp(ctx context.Context, data []byte) (ServerTime, error) {
+	st, err := l.writeAcquired(ctx, data)
+	if errors.Is(err, zk.ErrBadVersion) {
+		var got []byte
+		got, st, err = l.c.Get(ctx, l.Node)
+		if err == nil && isRevokeRequest(got) {
+			return ServerTime{}, l.revokedErr(ctx, st)
+		}
+	}
+	if err != nil {
+		return ServerTime{}, err
+	}
+	return Modified(st), nil
 }
 
 // HeldNode is what the server says of a holder's node: its creation zxid
-// (its fencing token), the mode its name takes, and who wrote its data.
+// (its fencing token), the mode its name takes, and its data.
 type HeldNode struct {
 	Czxid int64
 	// Mode is the node's own: its name says exclusive, shared or lease (a
 	// lease's limit is the one its zklock wrote in the data).
 	Mode Mode
-	NodeData
+	Data []byte
 }
 
 // HeldBy reports, with one request, whether node exists, belongs to
@@ -137,13 +162,14 @@ func HeldBy(ctx context.Context, c *zkconn.Client, node string, session int64) (
 	if !isContender {
 		return HeldNode{}, false, nil
 	}
-	h = HeldNode{Czxid: st.Czxid, NodeData: DecodeNodeData(data)}
+	h = HeldNode{Czxid: st.Czxid, Data: data}
 	switch ct.Kind {
 	case SemaphoreLease:
-		if path.Base(path.Dir(node)) != semLeases || !h.ByZklock || h.Owner.Limit < 1 {
+		d, ok := declaration(data)
+		if path.Base(path.Dir(node)) != semLeases || !ok || d.Limit < 1 {
 			return HeldNode{}, false, nil
 		}
-		h.Mode = ModeLimit(h.Owner.Limit)
+		h.Mode = ModeLimit(d.Limit)
 	case Shared:
 		h.Mode = ModeShared
 	default:

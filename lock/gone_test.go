@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/shared"
 )
 
 // acquireAsync starts Acquire and returns a channel for its outcome.
@@ -100,7 +101,7 @@ func TestDeletedWaiterDoesNotHold(t *testing.T) {
 
 // watchers is how many sessions watch node, as the server says.
 func watchers(t *testing.T, node string) int {
-	w, err := zktest.Wchp(ctxT(t, 5*time.Second), server.Addrs()[0])
+	w, err := zktest.Wchp(ctxT(t, 5*time.Second), shared.Server(t).Addrs()[0])
 	if err != nil {
 		return -1
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/shared"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkHandoff(b *testing.B) {
 			defer cancel()
 			holderC, waiterC := benchClient(b), benchClient(b)
 			path := "/bench/handoff-" + mode
-			addr := server.Addrs()[0]
+			addr := shared.Server(b).Addrs()[0]
 			for b.Loop() {
 				b.StopTimer()
 				holder, err := Acquire(ctx, holderC, path, Request{})
@@ -82,7 +83,7 @@ func BenchmarkHandoff(b *testing.B) {
 }
 
 func benchClient(b *testing.B) *zkconn.Client {
-	cs, err := zkconn.ParseConnString(server.ConnectString())
+	cs, err := zkconn.ParseConnString(shared.Server(b).ConnectString())
 	if err != nil {
 		b.Fatal(err)
 	}

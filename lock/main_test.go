@@ -2,64 +2,41 @@ package lock
 
 import (
 	"context"
-	"os"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/shared"
 	"github.com/zklock/zklock/zkconn"
 )
 
-// One real server for the whole package: a JVM start costs seconds. Each
-// test works under its own path.
-var server *zktest.Cluster
+func TestMain(m *testing.M) { shared.Main(m) }
 
-func TestMain(m *testing.M) {
-	os.Exit(zktest.RunStandalone(m, zktest.Options{}, func(c *zktest.Cluster) { server = c }))
-}
-
-// testPath gives each test its own lock path.
-func testPath(t *testing.T) string { return zktest.TestPath(t, "/t") + "/lock" }
+// The tests share one server, started by the first test that needs it
+// (see shared); each works under its own path.
+func testPath(t *testing.T) string { return shared.Path(t) }
 
 func dial(t *testing.T, servers string, auth *zkconn.Auth) *zkconn.Client {
-	t.Helper()
-	cs, err := zkconn.ParseConnString(servers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := zkconn.Dial(ctx, zkconn.Options{ConnString: cs, SessionTimeout: 4 * time.Second, Auth: auth})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return shared.Dial(t, servers, auth)
 }
 
-func client(t *testing.T) *zkconn.Client { return dial(t, server.ConnectString(), nil) }
+func client(t *testing.T) *zkconn.Client { return shared.Client(t) }
 
 // raw is a plain go-zookeeper connection for looking at the server's state
 // independently of the code under test.
-func raw(t *testing.T) *zk.Conn { return zktest.DialT(t, server.Addrs()) }
+func raw(t *testing.T) *zk.Conn { return shared.Raw(t) }
 
-// assertGone proves nothing is left: the lock path and its parent containers
-// are reaped by the server once empty.
-func assertGone(t *testing.T, path string) {
-	t.Helper()
-	conn := raw(t)
-	zktest.Eventually(t, 10*time.Second, path+" to be reaped", func() bool {
-		ok, _, err := conn.Exists(path)
-		return err == nil && !ok
-	})
-}
+func assertGone(t *testing.T, path string) { shared.AssertGone(t, path) }
 
-func ctxT(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+func ctxT(t *testing.T, d time.Duration) context.Context { return shared.Ctx(t, d) }
+
+// zklockData is node data as a zklock writes it, as far as the recipes
+// read it (see declared): limit is a semaphore's, or 0.
+func zklockData(limit int) []byte {
+	return fmt.Appendf(nil, `{"zklock":"test","host":"h","pid":1,"cmd":["x"],"limit":%d}`, limit)
 }
 
 // awaitWatches waits until the server's wchp shows want data watches on the

@@ -11,12 +11,6 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-// maxCreateAttempts bounds how often a create is retried after NoNode: each
-// retry means a parent container was reaped between two calls, which needs a
-// release racing our join; more than a handful in a row means something else
-// is deleting the path.
-const maxCreateAttempts = 8
-
 // cleanupTimeout bounds deleting our node on the way out after a failure or
 // a cancelled wait, which must happen even though the caller's context is
 // already done.
@@ -70,7 +64,7 @@ func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, d
 	var made []string // containers made here, removed again if we fail
 	defer func() {
 		if err != nil {
-			removeEmpty(c, made)
+			c.RemoveEmpty(made)
 		}
 	}()
 	for attempt := 1; ; attempt++ {
@@ -78,12 +72,12 @@ func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, d
 		switch {
 		case err == nil:
 			return node, nil
-		case errors.Is(err, zk.ErrNoNode) && attempt < maxCreateAttempts:
-			if err := ensurePath(ctx, c, path, &made); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		case errors.Is(err, zk.ErrNoNode) && attempt < zkconn.MaxCreateAttempts:
+			if err := c.EnsurePath(ctx, path, &made); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return "", err
 			}
 		case errors.Is(err, zk.ErrNoChildrenForEphemerals):
-			return "", fmt.Errorf("%w: %s cannot hold a lock queue", ErrEphemeralParent, path)
+			return "", fmt.Errorf("%w: %s cannot hold a lock queue", zkconn.ErrEphemeralParent, path)
 		case zkconn.IsConnectionLoss(err):
 			node, err := findOwn(ctx, c, path, stem)
 			if err != nil && !errors.As(err, new(*zkconn.OpError)) {
@@ -203,10 +197,15 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 			// The listing we just read has our node in it: it exists,
 			// and as an ephemeral node created by this session (the
 			// session is checked on every reply) it is ours.
+			r.next()
 			return nil
 		}
 		if r.Wait.try {
 			return l.busy(ctx, q, idx)
+		}
+		if Holds(q, ahead) {
+			// Everyone we wait for holds the lock: its release is ours.
+			r.next()
 		}
 		if r.OnWait != nil {
 			r.OnWait(Waiting{Position: idx + 1, Ahead: q[ahead], Holder: zkconn.Join(l.Path, q[0].Name), Node: l.Node})
@@ -380,7 +379,7 @@ func (l *Lease) checkFlavors(ctx context.Context, q []Contender, idx int, cleare
 		if err != nil {
 			return err
 		}
-		if DecodeNodeData(data).ByZklock {
+		if byZklock(data) {
 			cleared[c.Name] = true
 			continue
 		}
@@ -418,7 +417,7 @@ func (l *Lease) busy(ctx context.Context, q []Contender, idx int) error {
 	}
 	e := &BusyError{Path: l.Path, Holder: holder}
 	if data, _, err := l.c.Get(ctx, zkconn.Join(l.Path, holder.Name)); err == nil {
-		e.Data = DecodeNodeData(data)
+		e.Data = data
 	}
 	return e
 }

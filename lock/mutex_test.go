@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sort"
@@ -11,13 +12,14 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/shared"
 	"github.com/zklock/zklock/zkconn"
 )
 
 func TestAcquireRelease(t *testing.T) {
 	path := testPath(t)
 	c := client(t)
-	data := NewOwner("test", []string{"true"}, ModeExclusive).Encode()
+	data := zklockData(0)
 	l, err := Acquire(ctxT(t, 10*time.Second), c, path, Request{Data: data})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +98,7 @@ func TestHerdFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := server.Addrs()[0]
+	addr := shared.Server(t).Addrs()[0]
 	before, err := zktest.Mntr(ctx, addr)
 	if err != nil {
 		t.Fatal(err)
@@ -201,8 +203,8 @@ func atoi(t *testing.T, s string) int {
 
 func TestTryBusy(t *testing.T) {
 	path := testPath(t)
-	owner := NewOwner("test", []string{"sleep", "60"}, ModeExclusive)
-	holder, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Request{Data: owner.Encode()})
+	data := []byte(`{"zklock":"test","pid":42,"cmd":["sleep","60"]}`)
+	holder, err := Acquire(ctxT(t, 10*time.Second), client(t), path, Request{Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestTryBusy(t *testing.T) {
 	if !errors.As(err, &busy) {
 		t.Fatalf("Try on a held lock: %v", err)
 	}
-	if d := busy.Data; !d.ByZklock || d.Owner.PID != owner.PID || d.Owner.Cmd[0] != "sleep" {
+	if !bytes.Equal(busy.Data, data) {
 		t.Errorf("busy error does not describe the holder: %+v", busy)
 	}
 	children, _, err := raw(t).Children(path)
@@ -274,7 +276,7 @@ func TestCancelWhileWaitingLeavesNothing(t *testing.T) {
 // ahead of us in the queue for as long as the session lives.
 func TestProtectedCreate(t *testing.T) {
 	path := testPath(t)
-	proxy := zktest.NewProxyT(t, server.Addrs()[0])
+	proxy := zktest.NewProxyT(t, shared.Server(t).Addrs()[0])
 	c := dial(t, proxy.Addr(), nil)
 	// Make the lock path exist first, so the trap catches the create of the
 	// contender node rather than of a parent.
@@ -327,7 +329,7 @@ func TestEphemeralParent(t *testing.T) {
 	}
 	for _, p := range []string{eph, eph + "/sub/lock"} {
 		_, err := Acquire(ctxT(t, 10*time.Second), client(t), p, Request{})
-		if !errors.Is(err, ErrEphemeralParent) {
+		if !errors.Is(err, zkconn.ErrEphemeralParent) {
 			t.Errorf("lock under an ephemeral node %s: %v", p, err)
 		}
 	}
@@ -342,7 +344,7 @@ func TestEphemeralParent(t *testing.T) {
 func TestChroot(t *testing.T) {
 	path := testPath(t)
 	root := "/chroot" + strings.TrimSuffix(path, "/lock")
-	c := dial(t, server.ConnectString()+root, nil)
+	c := dial(t, shared.Server(t).ConnectString()+root, nil)
 	l, err := Acquire(ctxT(t, 10*time.Second), c, "/locks/job", Request{})
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +368,7 @@ func TestChroot(t *testing.T) {
 func TestAuthACL(t *testing.T) {
 	path := testPath(t)
 	alice := &zkconn.Auth{Scheme: "digest", Credentials: "alice:secret"}
-	c := dial(t, server.ConnectString(), alice)
+	c := dial(t, shared.Server(t).ConnectString(), alice)
 	l, err := Acquire(ctxT(t, 10*time.Second), c, path, Request{})
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +385,7 @@ func TestAuthACL(t *testing.T) {
 	if err := conn.Delete(l.Node, -1); !errors.Is(err, zk.ErrNoAuth) {
 		t.Errorf("anonymous delete of the holder: %v", err)
 	}
-	mallory := dial(t, server.ConnectString(), &zkconn.Auth{Scheme: "digest", Credentials: "alice:wrong"})
+	mallory := dial(t, shared.Server(t).ConnectString(), &zkconn.Auth{Scheme: "digest", Credentials: "alice:wrong"})
 	_, err = Acquire(ctxT(t, 10*time.Second), mallory, path, Request{})
 	if !zkconn.IsPermission(err) {
 		t.Errorf("wrong password: %v", err)
@@ -402,7 +404,7 @@ func TestAuthACL(t *testing.T) {
 func TestInspectForeignNodes(t *testing.T) {
 	path := testPath(t)
 	c := client(t)
-	mine, err := Acquire(ctxT(t, 10*time.Second), c, path, Request{Data: NewOwner("test", []string{"x"}, ModeExclusive).Encode()})
+	mine, err := Acquire(ctxT(t, 10*time.Second), c, path, Request{Data: zklockData(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,14 +416,13 @@ func TestInspectForeignNodes(t *testing.T) {
 	if _, err := conn.Create(path+"/_c_11111111-2222-4333-8444-555555555555-lock-", []byte("10.0.0.7"), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := InspectTree(ctxT(t, 5*time.Second), c, path[:strings.LastIndexByte(path, '/')])
-	qs := tree.Queues
-	if err != nil || len(qs) != 1 || qs[0].Path != path || len(qs[0].Entries) != 3 {
-		t.Fatalf("InspectTree = %+v, %v", qs, err)
+	q, err := Inspect(ctxT(t, 5*time.Second), c, path)
+	if err != nil || q.Path != path || len(q.Entries) != 3 {
+		t.Fatalf("Inspect = %+v, %v", q, err)
 	}
-	e := qs[0].Entries
-	if !e[0].ByZklock || !e[0].Holding || e[1].Flavor != FlavorKazoo || e[1].Kind != Shared || e[1].Raw != "worker-7" ||
-		e[1].Holding || e[2].Raw != "10.0.0.7" || e[2].Flavor != FlavorCurator || e[2].ByZklock {
+	e := q.Entries
+	if !byZklock(e[0].Data) || !e[0].Holding || e[1].Flavor != FlavorKazoo || e[1].Kind != Shared || string(e[1].Data) != "worker-7" ||
+		e[1].Holding || string(e[2].Data) != "10.0.0.7" || e[2].Flavor != FlavorCurator || byZklock(e[2].Data) {
 		t.Errorf("entries = %+v", e)
 	}
 	if e[1].Path+"/"+e[1].Name != kazoo {

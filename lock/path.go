@@ -15,19 +15,7 @@ func ValidatePath(p string) error {
 	if p == "/" {
 		return fmt.Errorf("%w: the root node cannot be a lock", zkconn.ErrBadPath)
 	}
-	if err := zkconn.ValidatePath(p); err != nil {
-		return err
-	}
-	// A lock below a success record would turn the record into its
-	// parent: its nodes would make the record look recent to the job that
-	// keeps it, and, the record being a container then, the server would
-	// reap it, and the job's success with it, once they are gone.
-	for _, c := range strings.Split(p[1:], "/") {
-		if c == SuccessRecord {
-			return fmt.Errorf("%w: %q has a component %s, the name of a lock path's success record", zkconn.ErrBadPath, p, SuccessRecord)
-		}
-	}
-	return nil
+	return zkconn.ValidatePath(p)
 }
 
 // ErrBadNode marks a contender's name that no child of the lock path could

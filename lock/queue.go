@@ -17,7 +17,7 @@ type Entry struct {
 	Path     string    // the lock path
 	Position int       // 1-based place in the queue
 	Holding  bool      // holds the lock now
-	NodeData           // who the node's data says is there
+	Data     []byte    // the node's data, written by its client
 	Created  time.Time // the node's creation time, from the server
 	Session  int64     // the ephemeral owner's session id
 	Limit    int       // for semaphore leases: the limit, when a zklock holder wrote it
@@ -26,7 +26,7 @@ type Entry struct {
 	// else of its owner), or one its zklock goes on regardless of.
 	Revoke Revocation
 	// Unreadable: this client may not read the node's data (its ACL),
-	// so NodeData is empty.
+	// so Data is empty.
 	Unreadable bool
 	// Under is, for a semaphore's entry, the child of Path its node is in:
 	// "leases" or "locks". Empty for a lock's entry.
@@ -55,10 +55,6 @@ func (e Entry) Listed() string {
 type Queue struct {
 	Path    string
 	Entries []Entry
-	// LastSuccess is the last successful run recorded at Path (see
-	// SuccessRecord), if any. A path with a record and an empty queue is
-	// still listed, for its record.
-	LastSuccess *Success
 	// Recipe is a lock's or a semaphore's. A semaphore's entries are its
 	// leases (holding, or beyond the limit and waiting) and then the
 	// contenders waiting for its mutex to create theirs.
@@ -104,7 +100,7 @@ func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly boo
 	if err != nil {
 		return Queue{}, err
 	}
-	cs, err := contenders(ctx, c, path, children)
+	cs, err := Queued(ctx, c, path, children)
 	if err != nil {
 		return Queue{}, err
 	}
@@ -142,7 +138,7 @@ func contenderNames(ctx context.Context, c *zkconn.Client, path, under string) (
 	if err != nil {
 		return nil, err
 	}
-	cs, err := contenders(ctx, c, dir, children)
+	cs, err := Queued(ctx, c, dir, children)
 	if err != nil {
 		return nil, err
 	}
@@ -169,14 +165,14 @@ func semaphoreParent(cs []Contender, children []string) bool {
 	return len(cs) == 0 && slices.Contains(children, semLeases)
 }
 
-// contenders returns the children of path that take part in its queue, in
+// Queued returns the children of path that take part in its queue, in
 // order. A child in a flavor's shape is a contender. Any other child whose
 // name merely ends in ten digits (a lock path such as
 // /locks/deploy-1732377600) is one only if it is ephemeral: a contender
 // lives and dies with its session, while a persistent or container node is
 // a lock path of its own, to descend into. Only such children cost a round
 // trip (an exists, which needs no read right).
-func contenders(ctx context.Context, c *zkconn.Client, path string, children []string) ([]Contender, error) {
+func Queued(ctx context.Context, c *zkconn.Client, path string, children []string) ([]Contender, error) {
 	cs := Contenders(children)
 	out := cs[:0]
 	for _, ct := range cs {
@@ -220,7 +216,7 @@ func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Co
 		if holdersOnly && ct.Kind != SemaphoreLease && !Holds(cs, i) {
 			break
 		}
-		e, ok, err := readEntry(ctx, c, path, ct, skipped != nil)
+		e, ok, err := ReadEntry(ctx, c, path, ct, skipped != nil)
 		if err != nil {
 			return Queue{}, err
 		}
@@ -232,13 +228,13 @@ func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Co
 		}
 		entries = append(entries, e)
 	}
-	return newQueue(path, entries), nil
+	return NewQueue(path, entries), nil
 }
 
-// readEntry reads one contender's node: ok is false if it has gone. With
+// ReadEntry reads one contender's node: ok is false if it has gone. With
 // allowUnreadable, a node whose data this client may not read is returned
 // without it (its stat needs no read right), marked Unreadable.
-func readEntry(ctx context.Context, c *zkconn.Client, path string, ct Contender, allowUnreadable bool) (e Entry, ok bool, err error) {
+func ReadEntry(ctx context.Context, c *zkconn.Client, path string, ct Contender, allowUnreadable bool) (e Entry, ok bool, err error) {
 	node := zkconn.Join(path, ct.Name)
 	data, st, err := c.Get(ctx, node)
 	unreadable := false
@@ -258,21 +254,21 @@ func readEntry(ctx context.Context, c *zkconn.Client, path string, ct Contender,
 	}
 	e = Entry{Contender: ct, Path: path, Session: st.EphemeralOwner,
 		Created: time.UnixMilli(st.Ctime).UTC(), Unreadable: unreadable}
-	e.NodeData = DecodeNodeData(data)
-	switch {
-	case isRevokeRequest(data):
-		e.NodeData = NodeData{}
+	if isRevokeRequest(data) {
 		e.Revoke = recordFor(ctx, c, node)
 		e.Revoke.At = time.UnixMilli(st.Mtime).UTC()
-	case e.ByZklock:
-		e.Revoke = e.Owner.Revoke
+	} else {
+		e.Data = data
+		if d, ok := declaration(data); ok {
+			e.Revoke = d.Revoke
+		}
 	}
 	return e, true, nil
 }
 
-// newQueue numbers the entries read from one lock path, in queue order, and
+// NewQueue numbers the entries read from one lock path, in queue order, and
 // says which of them hold.
-func newQueue(path string, entries []Entry) Queue {
+func NewQueue(path string, entries []Entry) Queue {
 	q := Queue{Path: path, Entries: entries}
 	live := make([]Contender, len(q.Entries))
 	for i := range q.Entries {
@@ -280,8 +276,8 @@ func newQueue(path string, entries []Entry) Queue {
 	}
 	limit := 0
 	for _, e := range q.Entries {
-		if e.Kind == SemaphoreLease && e.ByZklock && e.Owner.Limit > 0 {
-			limit = e.Owner.Limit
+		if d, ok := declaration(e.Data); ok && e.Kind == SemaphoreLease && d.Limit > 0 {
+			limit = d.Limit
 		}
 	}
 	for i := range q.Entries {

@@ -91,8 +91,8 @@ func semaphoreNode(ctx context.Context, c *zkconn.Client, path string, children 
 			e := &KindConflictError{Path: path, Want: RecipeLock, Found: RecipeSemaphore, Node: zkconn.Join(dir, n)}
 			if sub == semLeases {
 				if data, _, err := c.Get(ctx, e.Node); err == nil {
-					if d := DecodeNodeData(data); d.ByZklock {
-						e.Limit = d.Owner.Limit
+					if d, ok := declaration(data); ok {
+						e.Limit = d.Limit
 					}
 				}
 			}

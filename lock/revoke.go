@@ -169,7 +169,7 @@ type Revoked struct {
 
 // deaf reports whether e's client cannot hear a revocation: a Kazoo
 // contender that is not a zklock's (zklock's Kazoo flavor watches for it).
-func deaf(e Entry) bool { return e.Flavor == FlavorKazoo && !e.ByZklock }
+func deaf(e Entry) bool { return e.Flavor == FlavorKazoo && !byZklock(e.Data) }
 
 // Revoke asks contenders at path to give up their places, Curator's way:
 // it writes revokeMessage as each one's data. With node "" it asks every
@@ -289,17 +289,17 @@ func (l *Lease) checkRevoked(ctx context.Context) error {
 	return l.Verify(ctx)
 }
 
-// MarkRevokePending rewrites our node's data as o with the revocation r
-// noted, when the holder was asked to give up but goes on (its command must
-// not be interrupted): list and holders then show who the holder is and
-// that a revocation is pending, rather than the bare request. It writes
-// only over the request it saw, so a newer request is not lost.
-func (l *Lease) MarkRevokePending(ctx context.Context, o Owner, r *RevokedError) error {
+// MarkRevokePending rewrites our node's data as data, which notes the
+// revocation r (its "revoke" member, see declared), when the holder was
+// asked to give up but goes on (its command must not be interrupted): list
+// and holders then show who the holder is and that a revocation is
+// pending, rather than the bare request. It writes only over the request
+// it saw, so a newer request is not lost.
+func (l *Lease) MarkRevokePending(ctx context.Context, data []byte, r *RevokedError) error {
 	if r.Node != l.Node {
 		return nil
 	}
-	o.Revoke = r.Revocation
-	_, err := l.c.SetVersion(ctx, l.Node, o.Encode(), r.version)
+	_, err := l.c.SetVersion(ctx, l.Node, data, r.version)
 	if errors.Is(err, zk.ErrBadVersion) {
 		return nil // a newer write: the guard sees it
 	}

@@ -106,11 +106,15 @@ func (l *Lease) waitLease(ctx context.Context, limit int, r Request) error {
 		// them. With lease creation serialized by the mutex, the only lease
 		// that is not a holder is ours.
 		if len(children) <= limit {
+			r.next()
 			return nil
 		}
 		if r.Wait.try {
 			return busy
 		}
+		// We hold the mutex, so ours is the only lease that does not hold
+		// one: the next lease released is ours.
+		r.next()
 		if r.OnWait != nil {
 			r.OnWait(Waiting{Position: len(children), Ahead: q[0], Holder: zkconn.Join(leases, q[0].Name), Node: l.Node})
 		}
@@ -185,12 +189,11 @@ func scanLeases(ctx context.Context, c *zkconn.Client, path string, q []Contende
 		if err != nil {
 			return nil, err
 		}
-		d := DecodeNodeData(data)
-		if o := d.Owner; d.ByZklock && o.Limit != 0 && o.Limit != limit {
-			return nil, &LimitMismatchError{Path: path, Held: o.Limit, Host: o.Host, PID: o.PID, Want: limit}
+		if d, ok := declaration(data); ok && d.Limit != 0 && d.Limit != limit {
+			return nil, &LimitMismatchError{Path: path, Held: d.Limit, Holder: ct, Data: data, Want: limit}
 		}
 		if i == 0 {
-			e.Holder, e.Data = ct, d
+			e.Holder, e.Data = ct, data
 		}
 	}
 	return e, nil

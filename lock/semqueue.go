@@ -6,15 +6,15 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-// In a tree, a semaphore's nodes are two queues below its path: its leases
-// and its mutex. People and scripts ask about the semaphore, so the walk
-// shows it as one queue at its own path.
+// In a tree of locks, a semaphore's nodes are two queues below its path:
+// its leases and its mutex. People and scripts ask about the semaphore, so
+// a listing shows it as one queue at its own path.
 
-// semaphores replaces each semaphore's <path>/leases and <path>/locks
+// Semaphores replaces each semaphore's <path>/leases and <path>/locks
 // queues by one queue at <path>. A locks queue belongs to a semaphore when
 // the leases queue beside it does, or when zklock wrote its contenders as
 // semaphore contenders (a queue for the mutex while no lease exists).
-func semaphores(qs []Queue) []Queue {
+func Semaphores(qs []Queue) []Queue {
 	byPath := make(map[string]int, len(qs))
 	for i, q := range qs {
 		byPath[q.Path] = i
@@ -56,7 +56,7 @@ func isLeaseQueue(q Queue) bool {
 
 func isSemaphoreMutex(q Queue) bool {
 	for _, e := range q.Entries {
-		if e.ByZklock && e.Owner.Limit > 0 {
+		if d, ok := declaration(e.Data); ok && d.Limit > 0 {
 			return true
 		}
 	}
@@ -82,8 +82,8 @@ func semaphoreQueue(path string, leases, locks Queue) Queue {
 	}
 	if q.Limit == 0 {
 		for _, e := range locks.Entries {
-			if e.ByZklock && e.Owner.Limit > 0 {
-				q.Limit = e.Owner.Limit
+			if d, ok := declaration(e.Data); ok && d.Limit > 0 {
+				q.Limit = d.Limit
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/shared"
 )
 
 // TestSharedLock: readers hold together, a writer waits for them and holds
@@ -77,7 +78,7 @@ func TestSharedHerdFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := server.Addrs()[0]
+	addr := shared.Server(t).Addrs()[0]
 	before, _ := zktest.Mntr(ctx, addr)
 	S, X := ModeShared, ModeExclusive
 	kinds := []Mode{S, S, S, X, S, S, X, X, S, S}
@@ -156,7 +157,7 @@ func TestSemaphore(t *testing.T) {
 	path := testPath(t)
 	ctx := ctxT(t, 60*time.Second)
 	const limit = 3
-	data := func() []byte { return NewOwner("test", []string{"x"}, ModeLimit(limit)).Encode() }
+	data := func() []byte { return zklockData(limit) }
 	var held []*Lease
 	for i := 0; i < limit; i++ {
 		l, err := Acquire(ctx, client(t), path, Request{Mode: ModeLimit(limit), Data: data()})
@@ -175,7 +176,7 @@ func TestSemaphore(t *testing.T) {
 		t.Fatalf("a different limit: %v", err)
 	}
 
-	addr := server.Addrs()[0]
+	addr := shared.Server(t).Addrs()[0]
 	before, _ := zktest.Mntr(ctx, addr)
 	const waiters = 4
 	got := make(chan *Lease, waiters)
@@ -274,7 +275,7 @@ func TestFlavors(t *testing.T) {
 	conn := raw(t)
 	foreign := func(path, name, data string) {
 		t.Helper()
-		if err := ensurePath(ctx, client(t), path, new([]string)); err != nil {
+		if err := client(t).EnsurePath(ctx, path, new([]string)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := conn.Create(path+"/"+name, []byte(data), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {
@@ -306,7 +307,7 @@ func TestFlavors(t *testing.T) {
 	}
 	// Other zklocks see every flavor: mixing them is fine.
 	path = testPath(t)
-	k, err := Acquire(ctx, client(t), path, Request{Flavor: FlavorKazoo, Data: NewOwner("t", nil, ModeExclusive).Encode()})
+	k, err := Acquire(ctx, client(t), path, Request{Flavor: FlavorKazoo, Data: zklockData(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func TestFlavors(t *testing.T) {
 }
 
 // zdata is zklock's owner data: other zklocks see every flavor.
-func zdata() []byte { return NewOwner("test", []string{"x"}, ModeExclusive).Encode() }
+func zdata() []byte { return zklockData(0) }
 
 // isFlavorConflict reports whether err is a flavor conflict that names
 // flavor as the one that would share the path.

@@ -26,6 +26,7 @@ DEB_PACKAGES=(
   groff-base # internal/manpages: groff -ww checks the pages format without a warning
   bash-completion # scripts/package-test.sh: loads the packaged completion as a login shell would
   procps # e2e: ps, to prove no secret reaches a process's command line (not in a minimal Debian)
+  faketime # e2e: libfaketime sets one ensemble member's clock off, for --once-per under clock skew
 )
 
 # ZooKeeper server for the integration tests and the demo (pulls in a JRE).

@@ -9,7 +9,7 @@
 # completes zklock, and that the zsh and fish scripts and the licence are
 # where those shells and Debian look for them. It needs root (dpkg -i) and
 # leaves no package installed. It is not part of scripts/test.sh: building
-# goreleaser itself takes minutes the first time (see the README).
+# goreleaser itself takes minutes the first time (see docs/releasing.md).
 #
 # Only the host's linux target is built, from a copy of .goreleaser.yaml
 # narrowed to it, so the check takes seconds once goreleaser is installed.

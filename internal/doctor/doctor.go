@@ -14,7 +14,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -143,7 +142,7 @@ func ensembleChecks(ctx context.Context, conn zkconn.Options, path string, add f
 	if path == "" {
 		return
 	}
-	res, err := lock.Probe(ctx, c, path)
+	res, err := Probe(ctx, c, path)
 	if err != nil {
 		add(Check{Subject: path, Err: err})
 		return

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
@@ -71,13 +72,20 @@ func (e *OnceHeldError) Error() string {
 }
 
 // RecentSuccessError means the command was not run: it last succeeded
-// under the lock less than Window ago, on the server's clock.
+// under the lock less than Window ago, on the server's clock; or the
+// clocks that dated the success disagree (Doubt), and the run was skipped
+// so that the job runs at most once.
 type RecentSuccessError struct {
-	Last   lock.Success
-	Age    time.Duration // on the server's clock
+	Last   success.Record
+	Age    time.Duration // on the server's clock, or the younger age in doubt
 	Window time.Duration
+	Doubt  *ClockDoubt // nil when the clocks agree
 }
 
 func (e *RecentSuccessError) Error() string {
+	if e.Doubt != nil {
+		return fmt.Sprintf("not running %s: its last success is %s; skipped, as the younger age is within the window of %s",
+			e.Last.Path, e.Doubt, e.Window)
+	}
 	return fmt.Sprintf("%s last succeeded %s ago, within the window of %s", e.Last.Path, roundAge(e.Age), e.Window)
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/view"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -37,8 +37,8 @@ func Forget(ctx context.Context, o ForgetOptions) error {
 		return err
 	}
 	defer client.Close()
-	s, ok, err := lock.ForgetSuccess(ctx, client, p)
-	if errors.Is(err, lock.ErrSuccessChurn) {
+	s, ok, err := success.Forget(ctx, client, p)
+	if errors.Is(err, success.ErrChurn) {
 		// Runs keep succeeding and recording themselves: busy, as revoke
 		// is when the lock keeps changing hands.
 		return &ConflictError{Err: err, Code: o.ConflictCode}
@@ -51,7 +51,7 @@ func Forget(ctx context.Context, o ForgetOptions) error {
 		return err
 	}
 	if o.Logf != nil {
-		o.Logf("deleted %s", zkconn.Join(p, lock.SuccessRecord))
+		o.Logf("deleted %s", zkconn.Join(p, success.NodeName))
 	}
 	_, err = fmt.Fprintln(o.Out, view.Forgotten(s))
 	return err

@@ -11,15 +11,16 @@ import (
 
 // EnvHeld is the variable in which zklock tells its command, and every
 // zklock the command starts, which locks are held on its behalf. It is an
-// interface (the README documents it): one entry per lock, separated by
+// interface (docs/guide/reentrancy.md documents it): one entry per lock, separated by
 // spaces, each
 //
 //	MODE:SESSION:PID:NODE
 //
 // MODE is "exclusive", "shared" or "limit=N" (a lease of a semaphore of N);
 // SESSION the holding session's id in hex ("0x…"); PID the zklock process
-// that holds it; NODE the lock node, whose lock path is its parent (for a
-// lease, the parent of "leases"). A space or "%" in NODE is written "%20" or
+// that holds it; NODE the lock node by its full path on the server, the
+// chroot of the holder's connect string included, whose lock path is its
+// parent (for a lease, the parent of "leases"). A space or "%" in NODE is written "%20" or
 // "%25", so entries split on spaces and fields on the first three colons.
 const EnvHeld = "ZKLOCK_HELD"
 
@@ -130,4 +131,27 @@ func covers(held, want lock.Mode) bool {
 		return want.Kind() == lock.Shared
 	}
 	return want.Kind() == lock.SemaphoreLease && want.Limit() == held.Limit()
+}
+
+// serverPath is p, a path under chroot, as the server names it.
+func serverPath(chroot, p string) string {
+	if chroot == "" {
+		return p
+	}
+	if p == "/" {
+		return chroot
+	}
+	return chroot + p
+}
+
+// clientPath is p, a full path on the server that lies under chroot, as a
+// client with that chroot names it.
+func clientPath(chroot, p string) string {
+	if chroot == "" {
+		return p
+	}
+	if p == chroot {
+		return "/"
+	}
+	return strings.TrimPrefix(p, chroot)
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/internal/tree"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
@@ -39,7 +41,7 @@ func Inspect(ctx context.Context, o InspectOptions) error {
 }
 
 func (o InspectOptions) list(ctx context.Context, client *zkconn.Client) error {
-	tree, err := lock.InspectTree(ctx, client, o.Path)
+	tree, err := tree.Read(ctx, client, o.Path)
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func (o InspectOptions) holders(ctx context.Context, client *zkconn.Client) erro
 	if o.JSON {
 		return view.EntriesJSON(o.Out, hs)
 	}
-	last, ok, err := lock.LastSuccess(ctx, client, o.Path)
+	last, ok, err := success.Read(ctx, client, o.Path)
 	if err != nil && !zkconn.IsPermission(err) {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 // phase, a tab, and the wall clock in Unix nanoseconds. The benchmark
 // driver (internal/bench) times zklock's phases by these lines rather than
 // by the wording of -v. It is not a user interface: neither --help nor the
-// README mentions it.
+// documentation mentions it.
 const marksEnv = "ZKLOCK_BENCH_MARKS"
 
 // marks writes the phase lines; a nil *marks (the switch unset, or the

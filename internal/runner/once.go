@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -13,11 +15,13 @@ import (
 const recordTimeout = 5 * time.Second
 
 // checkOnce decides, once the locks are held, whether the command may run
-// under OncePer. The record lives at successPath. Both times compared are
+// under OncePer. The record lives at successPath. The times compared are
 // the server's: the record's mtime, and the mtime of a write to our own
-// node made now, so hosts whose clocks disagree decide alike. It returns
-// the lease at which to record a success.
-func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, owner lock.Owner) (*lock.Lease, error) {
+// node made now, so hosts whose clocks disagree decide alike; when the two
+// were dated by different leaders, whose clocks may disagree, the host
+// clocks check them (recordAge, clocks.go). In doubt the command does not
+// run. It returns the lease at which to record a success.
+func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me owner.Owner) (*lock.Lease, error) {
 	p := successPath(o.Paths)
 	for _, in := range h.inherited {
 		if in.Path() == p {
@@ -30,26 +34,28 @@ func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, owner
 			l = x
 		}
 	}
-	last, ok, err := lock.LastSuccess(ctx, c, p)
+	last, ok, err := success.Read(ctx, c, p)
 	if err != nil || !ok {
 		if !ok && err == nil {
 			o.logf("%s: no success recorded yet; running", p)
 		}
 		return l, err
 	}
-	now, err := l.Stamp(ctx, owner)
+	now, err := l.Stamp(ctx, me.AcquiredNow().Encode())
 	if err != nil {
 		return nil, err
 	}
-	age := now.Sub(last.At)
-	if age < o.OncePer {
+	age, doubt := recordAge(last, now, time.Now())
+	if doubt != nil || age < o.OncePer {
 		where := last.Raw
 		if last.ByZklock {
 			where = last.Owner.Host
 		}
-		o.logf("not running: %s last succeeded %s ago (at %s, server time) on %s, within the window of %s",
-			p, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
-		return nil, &ConflictError{Err: &RecentSuccessError{Last: last, Age: age, Window: o.OncePer}, Code: o.ConflictCode}
+		if doubt == nil { // else the error says it all
+			o.logf("not running: %s last succeeded %s ago (at %s, server time) on %s, within the window of %s",
+				p, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
+		}
+		return nil, &ConflictError{Err: &RecentSuccessError{Last: last, Age: age, Window: o.OncePer, Doubt: doubt}, Code: o.ConflictCode}
 	}
 	o.logf("%s last succeeded %s ago (at %s, server time), before the window of %s; running", p, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
 	return l, nil
@@ -63,10 +69,10 @@ func successPath(paths []string) string { return canonical(paths)[0] }
 // that the next holder sees it. A failure to write it costs a later run
 // that would have been skipped, never a run that should have happened: it
 // is a warning.
-func (o *Options) recordSuccess(c *zkconn.Client, l *lock.Lease, owner lock.Owner) {
+func (o *Options) recordSuccess(c *zkconn.Client, l *lock.Lease, me owner.Owner) {
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	at, err := lock.RecordSuccess(ctx, c, l.Path, owner)
+	at, err := success.Write(ctx, c, l.Path, me)
 	if err != nil {
 		o.warnf("could not record the success at %s: %v", l.Path, err)
 		return

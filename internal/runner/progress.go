@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -43,7 +45,7 @@ func (s WaitStatus) Deadline() (time.Time, bool) { return s.wait.Deadline() }
 // Holder is the holder of a lock that zklock waits for.
 type Holder struct {
 	lock.Contender
-	lock.NodeData
+	owner.NodeData
 	// HeldSince is when it took the lock, on this host's clock. It comes
 	// from the server's timestamps, which every client shares: the
 	// holder's node's creation time, plus the wait the holder recorded
@@ -210,7 +212,7 @@ func (w *progressWatch) readHolder(c *zkconn.Client, node string, own ownClock, 
 		return nil, nil
 	}
 	ct, _ := lock.ParseContender(path.Base(node))
-	h := &Holder{Contender: ct, NodeData: lock.DecodeNodeData(data)}
+	h := &Holder{Contender: ct, NodeData: owner.Decode(data)}
 	h.HeldSince = heldSince(time.UnixMilli(st.Ctime), h.NodeData, own.offset, tookOver)
 	return h, ev
 }
@@ -219,7 +221,7 @@ func (w *progressWatch) readHolder(c *zkconn.Client, node string, own ownClock, 
 // node's creation (server clock) plus the wait it recorded (its own clock,
 // so only a difference of two of its readings is used), less the offset of
 // the server's clock from ours; or when we saw it take over, if later.
-func heldSince(created time.Time, d lock.NodeData, offset time.Duration, tookOver time.Time) time.Time {
+func heldSince(created time.Time, d owner.NodeData, offset time.Duration, tookOver time.Time) time.Time {
 	if o := d.Owner; d.ByZklock && !o.Acquired.IsZero() && o.Acquired.After(o.Since) {
 		created = created.Add(o.Acquired.Sub(o.Since))
 	}

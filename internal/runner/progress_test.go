@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/owner"
 )
 
 // TestHeldSince: the holder's hold is timed on the server's clock, whatever
@@ -15,13 +15,13 @@ func TestHeldSince(t *testing.T) {
 	server := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC) // the node's ctime
 	// The holder's clock is an hour off; it waited 90 s before holding.
 	skewed := server.Add(time.Hour)
-	waited := lock.NodeData{ByZklock: true, Owner: lock.Owner{Since: skewed, Acquired: skewed.Add(90 * time.Second)}}
-	onJoin := lock.NodeData{ByZklock: true, Owner: lock.Owner{Since: skewed}}
-	foreign := lock.NodeData{Raw: "10.0.0.7"}
+	waited := owner.NodeData{ByZklock: true, Owner: owner.Owner{Since: skewed, Acquired: skewed.Add(90 * time.Second)}}
+	onJoin := owner.NodeData{ByZklock: true, Owner: owner.Owner{Since: skewed}}
+	foreign := owner.NodeData{Raw: "10.0.0.7"}
 	offset := 2 * time.Second // the server's clock is 2 s ahead of ours
 	for _, tc := range []struct {
 		name     string
-		d        lock.NodeData
+		d        owner.NodeData
 		tookOver time.Time
 		want     time.Time
 	}{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -23,14 +24,19 @@ type inherited struct {
 // copied environment takes the normal path. The mode held is the node's,
 // whatever the entry says.
 // The ancestor's node is only read and watched (see Run), never written.
+//
+// Paths are compared on the server, chroot included (EnvHeld names nodes
+// by their full path): `--servers S run --path /re/x` and, inside it,
+// `--servers S/re run --path /x` ask for one node.
 func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited, take []string, err error) {
 	holds := parseHeld(os.Getenv(EnvHeld))
 	for _, p := range o.Paths {
-		h, found := holdAt(holds, p)
+		h, found := holdAt(holds, serverPath(c.Chroot(), p))
 		if !found {
 			take = append(take, p)
 			continue
 		}
+		h.Node = clientPath(c.Chroot(), h.Node)
 		if !isAncestor(h.PID) {
 			o.logf("%s: %s names pid %d, which is not an ancestor of this zklock; taking the lock", p, EnvHeld, h.PID)
 			take = append(take, p)
@@ -49,7 +55,7 @@ func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited
 		// lives: an entry copied from another host or container, whose
 		// holder's pid happens to be an ancestor's here, names a node that
 		// another process holds.
-		if !node.ByZklock || node.Owner.PID != h.PID || node.Owner.Host != hostname() {
+		if d := owner.Decode(node.Data); !d.ByZklock || d.Owner.PID != h.PID || d.Owner.Host != hostname() {
 			o.logf("%s: the node %s was not written by zklock pid %d on this host; taking the lock", p, h.Node, h.PID)
 			take = append(take, p)
 			continue

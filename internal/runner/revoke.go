@@ -51,7 +51,7 @@ type NotRevocableError struct {
 
 func (e *NotRevocableError) Error() string {
 	return fmt.Sprintf("cannot revoke %s: it is held by %s, and Kazoo's locks have no revocation; stop that client itself",
-		e.Path, view.Describe(e.Holders[0].Contender, e.Holders[0].NodeData))
+		e.Path, view.DescribeEntry(e.Holders[0]))
 }
 
 // Revoke asks the holders of o.Path (or the contender o.Node) to give up
@@ -128,10 +128,10 @@ func nothingToRevoke(path, node string, left []lock.Entry) string {
 	for _, e := range left {
 		if e.Revoke.Pending() {
 			return fmt.Sprintf("%s released %s before the request reached it, as an earlier revocation asked; whoever holds it now was not asked",
-				view.Describe(e.Contender, e.NodeData), path)
+				view.DescribeEntry(e), path)
 		}
 	}
-	return fmt.Sprintf("%s released %s before the request reached it, and %s is free now", view.Describe(left[0].Contender, left[0].NodeData), path, path)
+	return fmt.Sprintf("%s released %s before the request reached it, and %s is free now", view.DescribeEntry(left[0]), path, path)
 }
 
 // printAsked says which contenders of path were asked to give up.
@@ -141,7 +141,7 @@ func printAsked(w io.Writer, path string, asked []lock.Entry) error {
 		if !e.Holding {
 			role = "waiter"
 		}
-		if _, err := fmt.Fprintf(w, "revoked %s %s: %s\n", view.Escape(path), role, view.Escape(view.Describe(e.Contender, e.NodeData))); err != nil {
+		if _, err := fmt.Fprintf(w, "revoked %s %s: %s\n", view.Escape(path), role, view.Escape(view.DescribeEntry(e))); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
@@ -100,12 +100,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	o.wd = &lazyWatchdog{warnf: o.warnf, ready: make(chan struct{})}
 	defer o.wd.retire()
 
-	owner := lock.NewOwner(o.Version, o.Argv, o.Mode)
-	client, h, err := acquire(ctx, &o, sigs, owner)
+	me := owner.New(o.Version, o.Argv, o.Mode)
+	client, h, err := acquire(ctx, &o, sigs, me)
 	if err != nil {
 		return err
 	}
 	leases := h.leases
+	acquired := me.AcquiredNow() // the record settleAfter writes
 	o.marks.mark("acquired")
 	defer func() {
 		if errors.Is(err, lockexec.ErrLockLost) {
@@ -121,7 +122,7 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	var once *lock.Lease
 	if o.OncePer > 0 {
-		if once, err = o.checkOnce(ctx, client, h, owner); err != nil {
+		if once, err = o.checkOnce(ctx, client, h, me); err != nil {
 			return err
 		}
 	}
@@ -136,7 +137,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// started it (see lazyWatchdog), and Run arms it.
 	wd := o.wd.wait()
 	lost, revoked := o.guard(runCtx, client, h, budget, wd)
-	settled := o.settleAfter(settleDelay, leases, owner)
+	settled := o.settleAfter(settleDelay, leases, acquired)
 	defer settled.stop()
 	o.marks.mark("command")
 	err = lockexec.Run(runCtx, lockexec.Spec{
@@ -146,7 +147,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Signals:       sigs,
 		Lost:          lost,
 		OnLost:        o.OnLost,
-		Revoked:       o.revocations(runCtx, leases, revoked, owner),
+		Revoked:       o.revocations(runCtx, leases, revoked, me),
 		OnRevoke:      o.OnRevoke,
 		KillGrace:     o.KillGrace,
 		LostKillGrace: budget.Grace,
@@ -155,7 +156,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Warn:          func(s string) { o.warnf("%s", s) },
 	})
 	if err == nil && once != nil {
-		o.recordSuccess(client, once, owner)
+		o.recordSuccess(client, once, me)
 	}
 	return err
 }
@@ -214,7 +215,7 @@ func catchSignals() chan os.Signal {
 }
 
 // lazyWatchdog is the watchdog of a run, started only when a lock is about
-// to be held: when the wait sees this run next in line (so that the
+// to be held: when lock.Acquire says this run is next in line (so that the
 // handoff does not wait for a process to start), or else once the locks are
 // taken. A waiter deep in a queue is then one process, and a contender that
 // never runs its command (a busy tryrun, a --once-per job that finds the
@@ -267,12 +268,6 @@ func (w *lazyWatchdog) retire() {
 	}
 }
 
-// nextInLine reports whether a wait is on the head of the queue: this run
-// holds the lock as soon as the head leaves.
-func nextInLine(at lock.Waiting) bool {
-	return at.Holder != "" && path.Base(at.Holder) == at.Ahead.Name
-}
-
 // firstOf passes on the first error from a or b (either may be nil). The
 // goroutine ends with it, or with ctx.
 func firstOf(ctx context.Context, a, b <-chan error) <-chan error {
@@ -300,7 +295,7 @@ const revokeNoteTimeout = 5 * time.Second
 // supervisor. Under Ignore, each is first noted in the revoked node, so
 // that list and holders show the holder and the pending revocation instead
 // of the bare request. The goroutine ends with ctx.
-func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError, owner lock.Owner) <-chan error {
+func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError, me owner.Owner) <-chan error {
 	out := make(chan error, 1)
 	go func() {
 		for {
@@ -309,9 +304,11 @@ func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-ch
 				return
 			case r := <-in:
 				if o.OnRevoke == lockexec.Ignore {
+					noted := me
+					noted.Revoke = r.Revocation
 					nctx, cancel := context.WithTimeout(ctx, revokeNoteTimeout)
 					for _, l := range leases {
-						_ = l.MarkRevokePending(nctx, owner, r)
+						_ = l.MarkRevokePending(nctx, noted.Encode(), r)
 					}
 					cancel()
 				}
@@ -352,15 +349,21 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		hold       hold
 	}
 	var all []one
+	chroot := "" // EnvHeld names nodes by their full path on the server
+	if c != nil {
+		chroot = c.Chroot()
+	}
 	for _, l := range h.leases {
 		tok, err := l.FencingToken(ctx)
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, one{l.Path, l.Node, tok, hold{Mode: l.Mode, Session: c.SessionID(), PID: os.Getpid(), Node: l.Node}})
+		all = append(all, one{l.Path, l.Node, tok, hold{Mode: l.Mode, Session: c.SessionID(), PID: os.Getpid(), Node: serverPath(chroot, l.Node)}})
 	}
 	for _, in := range h.inherited {
-		all = append(all, one{in.Path(), in.Node, in.Token, in.hold})
+		passed := in.hold
+		passed.Node = serverPath(chroot, in.Node)
+		all = append(all, one{in.Path(), in.Node, in.Token, passed})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].path < all[j].path })
 	var paths, nodes, tokens []string
@@ -369,7 +372,7 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		paths = append(paths, o.path)
 		nodes = append(nodes, o.node)
 		tokens = append(tokens, strconv.FormatInt(o.token, 10))
-		holds = slices.DeleteFunc(holds, func(h hold) bool { return h.Path() == o.path })
+		holds = slices.DeleteFunc(holds, func(h hold) bool { return h.Path() == o.hold.Path() })
 		holds = append(holds, o.hold)
 	}
 	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Path() < holds[j].Path() })
@@ -384,7 +387,8 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		"ZKLOCK_SESSION_ID="+fmt.Sprintf("0x%x", uint64(all[0].hold.Session)),
 		EnvHeld+"="+formatHeld(holds),
 		// The command's parent: a script that re-runs itself under zklock
-		// compares it with $PPID to know it already has (see README).
+		// compares it with $PPID to know it already has (see
+		// docs/guide/reentrancy.md).
 		"ZKLOCK_PID="+strconv.Itoa(os.Getpid()),
 	), nil
 }
@@ -432,7 +436,7 @@ func (o *Options) budget(c *zkconn.Client) lock.Budget {
 
 // acquire connects and waits for the locks. A signal cancels the wait; the
 // lock package then deletes our nodes, and Run exits 128+N.
-func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, owner lock.Owner) (*zkconn.Client, held, error) {
+func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, me owner.Owner) (*zkconn.Client, held, error) {
 	waitCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := make(chan struct{})
@@ -445,7 +449,7 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, owner lock.
 		case <-stopWatch:
 		}
 	}()
-	client, h, err := connectAndLock(waitCtx, o, owner)
+	client, h, err := connectAndLock(waitCtx, o, me)
 	close(stopWatch)
 	<-watchDone
 
@@ -474,7 +478,7 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, owner lock.
 // it says so once, gives back what it holds, and joins the queue again at
 // the back (with a new session if the old one is gone). --timeout counts
 // the whole wait across such rejoins.
-func connectAndLock(ctx context.Context, o *Options, owner lock.Owner) (*zkconn.Client, held, error) {
+func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Client, held, error) {
 	start := time.Now()
 	client, err := o.dial(ctx)
 	if err != nil {
@@ -492,7 +496,7 @@ func connectAndLock(ctx context.Context, o *Options, owner lock.Owner) (*zkconn.
 		defer pw.close() // before the command starts, or the error is said
 	}
 	for {
-		leases, waitingOn, err := o.lockAll(ctx, client, take, owner, wait, start, pw)
+		leases, waitingOn, err := o.lockAll(ctx, client, take, me, wait, start, pw)
 		if err == nil {
 			err = lock.VerifyAll(ctx, leases)
 		}
@@ -546,23 +550,36 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 // lockAll takes the paths in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
 // With pw set, it tells pw where each wait stands.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, owner lock.Owner, wait lock.Wait, start time.Time, pw *progressWatch) ([]*lock.Lease, string, error) {
-	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: owner.Encode()}
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, start time.Time, pw *progressWatch) ([]*lock.Lease, string, error) {
+	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode()}
 	var leases []*lock.Lease
 	for _, path := range paths {
-		r.OnWait = func(at lock.Waiting) {
-			o.gc.waiting()
-			if o.OncePer == 0 && nextInLine(at) {
-				// A --once-per job may find the job done once it holds
-				// the lock, and then needs no watchdog.
+		// A wait behind an ancestor zklock would never end: the checks
+		// of selfWatch end it (see SelfWaitError).
+		lctx, cancel := context.WithCancelCause(ctx)
+		self := newSelfWatch(lctx, client, cancel)
+		r.OnNext = func() {
+			// A --once-per job may find the job done once it holds the
+			// lock, and then needs no watchdog.
+			if o.OncePer == 0 {
 				o.wd.start()
 			}
+		}
+		r.OnWait = func(at lock.Waiting) {
+			o.gc.waiting()
+			self.onWait(path, at)
 			if pw != nil {
 				pw.onWait(client, path, at)
 			}
 			o.logf("waiting for %s at position %d behind %s", path, at.Position, at.Ahead.Name)
 		}
-		l, err := lock.Acquire(ctx, client, path, r)
+		l, err := lock.Acquire(lctx, client, path, r)
+		var selfErr *SelfWaitError
+		if err != nil && errors.As(context.Cause(lctx), &selfErr) {
+			err = selfErr
+		}
+		cancel(nil)
+		self.done()
 		if err != nil {
 			return leases, path, err
 		}
@@ -589,27 +606,32 @@ type settling struct {
 }
 
 // settleAfter does, once the command has run for d, what only a long run
-// needs: it records in every node the time the lock was taken (lock's
-// MarkAcquired, for list, holders and a busy tryrun to show), and gives
-// the process the default garbage collector back (memory.go). A command
-// that ends sooner costs neither: no write, no wake-up of the waiter
-// behind (whose watch on our node the write fires), no collection. Until
-// the record is written, a reader shows when the holder joined the queue.
-// stop cancels what has not run, and waits for what has started.
-func (o *Options) settleAfter(d time.Duration, leases []*lock.Lease, owner lock.Owner) *settling {
+// needs: it records in every node that waited the time the lock was taken
+// (acquired, written by lock's MarkAcquired, for list, holders and a busy
+// tryrun to show), and gives the process the default garbage collector
+// back (memory.go). A command that ends sooner costs neither: no write, no
+// wake-up of the waiter behind (whose watch on our node the write fires),
+// no collection. Until the record is written, a reader shows when the
+// holder joined the queue. stop cancels what has not run, and waits for
+// what has started.
+func (o *Options) settleAfter(d time.Duration, leases []*lock.Lease, acquired owner.Owner) *settling {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &settling{cancel: cancel, done: make(chan struct{})}
 	s.timer = time.AfterFunc(d, func() {
 		defer close(s.done)
 		o.gc.holding()
+		data := acquired.Encode()
 		var wg sync.WaitGroup
 		for _, l := range leases {
+			if !l.Waited() {
+				continue
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				wctx, cancel := context.WithTimeout(ctx, markAcquiredTimeout)
 				defer cancel()
-				_ = l.MarkAcquired(wctx, owner)
+				_ = l.MarkAcquired(wctx, data)
 			}()
 		}
 		wg.Wait()

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/lock"
 )
 
 // Describe says who a contender is, in one line, as well as its data tells.
-func Describe(c lock.Contender, d lock.NodeData) string {
+func Describe(c lock.Contender, d owner.NodeData) string {
 	s := Who(c, d)
 	if since := d.Owner.HeldSince(); d.ByZklock && !since.IsZero() {
 		s += " since " + since.Local().Format(time.RFC3339)
@@ -20,9 +21,9 @@ func Describe(c lock.Contender, d lock.NodeData) string {
 // command for zklock's nodes, the client's data and the node otherwise.
 // Another client's data may be as long as the server allows (1 MB), so
 // what it says is cut short (CutLong) wherever it is shown.
-func Who(c lock.Contender, d lock.NodeData) string { return CutLong(who(c, d)) }
+func Who(c lock.Contender, d owner.NodeData) string { return CutLong(who(c, d)) }
 
-func who(c lock.Contender, d lock.NodeData) string {
+func who(c lock.Contender, d owner.NodeData) string {
 	if d.ByZklock {
 		o := d.Owner
 		s := fmt.Sprintf("%s pid %d", o.Host, o.PID)
@@ -40,9 +41,12 @@ func who(c lock.Contender, d lock.NodeData) string {
 	return fmt.Sprintf("%s client (node %s)", c.Flavor, c.Name)
 }
 
+// DescribeEntry is Describe for an entry of a queue.
+func DescribeEntry(e lock.Entry) string { return Describe(e.Contender, owner.Decode(e.Data)) }
+
 // Busy says that a lock is busy and who holds it.
 func Busy(e *lock.BusyError) string {
-	who := Describe(e.Holder, e.Data)
+	who := Describe(e.Holder, owner.Decode(e.Data))
 	if e.Limit > 0 {
 		return fmt.Sprintf("%s is busy: all %d leases are taken, the first by %s", e.Path, e.Limit, who)
 	}
@@ -55,7 +59,7 @@ func HeldBy(path string, holders []lock.Entry) string {
 	if len(holders) == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%s held by %s", path, Describe(holders[0].Contender, holders[0].NodeData))
+	s := fmt.Sprintf("%s held by %s", path, DescribeEntry(holders[0]))
 	if len(holders) > 1 {
 		s += fmt.Sprintf(" and %d more", len(holders)-1)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/lock"
 )
 
@@ -12,20 +13,22 @@ import (
 func TestDescribe(t *testing.T) {
 	es := entries()
 	acquired := es[0]
-	acquired.Owner.Acquired = time.Date(2026, 11, 21, 3, 0, 2, 0, time.UTC)
+	d := owner.Decode(acquired.Data)
+	d.Owner.Acquired = time.Date(2026, 11, 21, 3, 0, 2, 0, time.UTC)
+	acquired.Data = d.Owner.Encode()
 	for _, tc := range []struct {
 		e    lock.Entry
 		want string
 	}{
-		{es[0], "deploy@web-3 pid 81233 (sh -c 'echo hi') since " + es[0].Owner.Since.Local().Format(time.RFC3339)},
-		{acquired, "deploy@web-3 pid 81233 (sh -c 'echo hi') since " + acquired.Owner.Acquired.Local().Format(time.RFC3339)},
+		{es[0], "deploy@web-3 pid 81233 (sh -c 'echo hi') since " + owner.Decode(es[0].Data).Owner.Since.Local().Format(time.RFC3339)},
+		{acquired, "deploy@web-3 pid 81233 (sh -c 'echo hi') since " + d.Owner.Acquired.Local().Format(time.RFC3339)},
 		{es[1], `kazoo client "worker-7" (node ` + es[1].Name + ")"},
 	} {
-		if got := Describe(tc.e.Contender, tc.e.NodeData); got != tc.want {
+		if got := DescribeEntry(tc.e); got != tc.want {
 			t.Errorf("Describe = %q, want %q", got, tc.want)
 		}
 	}
-	busy := &lock.BusyError{Path: "/locks/a", Holder: es[1].Contender, Data: es[1].NodeData}
+	busy := &lock.BusyError{Path: "/locks/a", Holder: es[1].Contender, Data: es[1].Data}
 	if got, want := Busy(busy), `/locks/a is busy: held by kazoo client "worker-7" (node `+es[1].Name+")"; got != want {
 		t.Errorf("Busy = %q, want %q", got, want)
 	}
@@ -33,7 +36,7 @@ func TestDescribe(t *testing.T) {
 	if got, want := Busy(busy), `/locks/a is busy: all 2 leases are taken, the first by kazoo client "worker-7" (node `+es[1].Name+")"; got != want {
 		t.Errorf("Busy = %q, want %q", got, want)
 	}
-	if got, want := HeldBy("/locks/a", es[:2]), "/locks/a held by "+Describe(es[0].Contender, es[0].NodeData)+" and 1 more"; got != want {
+	if got, want := HeldBy("/locks/a", es[:2]), "/locks/a held by "+DescribeEntry(es[0])+" and 1 more"; got != want {
 		t.Errorf("HeldBy = %q, want %q", got, want)
 	}
 	if got := HeldBy("/locks/a", nil); got != "" {

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/internal/tree"
 )
 
 // SuccessJSON is the JSON form of a lock path's last successful run.
@@ -20,7 +21,7 @@ type SuccessJSON struct {
 	Client string    `json:"client,omitempty"` // a record not written by zklock, as text
 }
 
-func successJSON(s *lock.Success) *SuccessJSON {
+func successJSON(s *success.Record) *SuccessJSON {
 	if s == nil {
 		return nil
 	}
@@ -34,20 +35,20 @@ func successJSON(s *lock.Success) *SuccessJSON {
 // LastSuccess describes a lock path's last successful run in one line, e.g.
 // "last success at /locks/report: 03:00:04 (9h2m ago) on web-3 pid 81233
 // (./report.sh)". The age counts on this host's clock, for reading only.
-func LastSuccess(s lock.Success, now time.Time) string {
+func LastSuccess(s success.Record, now time.Time) string {
 	return fmt.Sprintf("last success at %s: %s %s", Escape(s.Path), since(s.At, now), successBy(s))
 }
 
 // Forgotten says which success record was deleted, with its time on the
 // server's clock, e.g. "forgot the last success at /locks/report:
 // 2026-11-21T03:00:04Z on web-3 pid 81233 (./report.sh)".
-func Forgotten(s lock.Success) string {
+func Forgotten(s success.Record) string {
 	return fmt.Sprintf("forgot the last success at %s: %s %s", Escape(s.Path), s.At.UTC().Format(time.RFC3339), successBy(s))
 }
 
 // successBy says who recorded a success: where and what ran, or the
 // foreign record as text.
-func successBy(s lock.Success) string {
+func successBy(s success.Record) string {
 	switch {
 	case s.ByZklock:
 		return fmt.Sprintf("on %s pid %d (%s)", Cell(orDash(s.Owner.Host)), s.Owner.PID, Cell(s.Owner.CommandLine()))
@@ -58,7 +59,7 @@ func successBy(s lock.Success) string {
 }
 
 // LastSuccesses writes one LastSuccess line per queue that has a record.
-func LastSuccesses(w io.Writer, qs []lock.Queue, now time.Time) error {
+func LastSuccesses(w io.Writer, qs []tree.Queue, now time.Time) error {
 	var b strings.Builder
 	for _, q := range qs {
 		if q.LastSuccess != nil {

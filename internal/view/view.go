@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
+	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/tree"
 	"github.com/zklock/zklock/lock"
 )
 
@@ -52,23 +54,24 @@ type QueueJSON struct {
 	LastSuccess *SuccessJSON `json:"last_success,omitempty"`
 }
 
-func toJSON(e lock.Entry) EntryJSON {
+// toJSON is e's JSON form; d is its data, decoded.
+func toJSON(e lock.Entry, d owner.NodeData) EntryJSON {
 	j := EntryJSON{Path: e.Path, Position: e.Position, Node: e.Name, Seq: e.Seq,
 		State: state(e), Mode: e.Kind.String(), Flavor: string(e.Flavor),
-		Since: e.Created, Client: e.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit, Revoke: e.Revoke,
+		Since: e.Created, Client: d.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit, Revoke: e.Revoke,
 		Persistent: e.Session == 0}
 	if e.Under != "" {
 		// A semaphore's contender: a lease, or waiting in its mutex for one.
 		j.Node, j.Mode = e.Listed(), lock.SemaphoreLease.String()
 	}
-	if e.ByZklock {
+	if o := d.Owner; d.ByZklock {
 		j.Zklock = true
-		j.Host, j.PID, j.User, j.Cmd, j.Version = e.Owner.Host, e.Owner.PID, e.Owner.User, e.Owner.Cmd, e.Owner.Zklock
-		if !e.Owner.Since.IsZero() {
-			j.Since = e.Owner.Since
+		j.Host, j.PID, j.User, j.Cmd, j.Version = o.Host, o.PID, o.User, o.Cmd, o.Zklock
+		if !o.Since.IsZero() {
+			j.Since = o.Since
 		}
-		if e.Holding && !e.Owner.HeldSince().IsZero() {
-			j.Since = e.Owner.HeldSince() // a holder: since it took the lock
+		if e.Holding && !o.HeldSince().IsZero() {
+			j.Since = o.HeldSince() // a holder: since it took the lock
 		}
 	}
 	return j
@@ -97,12 +100,12 @@ type ListJSON struct {
 
 // TreeJSON writes the locks below a path and the skipped paths as one
 // JSON object.
-func TreeJSON(w io.Writer, t lock.Tree) error {
+func TreeJSON(w io.Writer, t tree.Tree) error {
 	out := ListJSON{Locks: make([]QueueJSON, 0, len(t.Queues)), Skipped: append([]string{}, t.Skipped...)}
 	for _, q := range t.Queues {
 		qj := QueueJSON{Path: q.Path, Recipe: recipe(q.Recipe), Limit: q.Limit, Entries: []EntryJSON{}, LastSuccess: successJSON(q.LastSuccess)}
 		for _, e := range q.Entries {
-			qj.Entries = append(qj.Entries, toJSON(e))
+			qj.Entries = append(qj.Entries, toJSON(e, owner.Decode(e.Data)))
 		}
 		out.Locks = append(out.Locks, qj)
 	}
@@ -113,7 +116,7 @@ func TreeJSON(w io.Writer, t lock.Tree) error {
 func EntriesJSON(w io.Writer, es []lock.Entry) error {
 	out := make([]EntryJSON, 0, len(es))
 	for _, e := range es {
-		out = append(out, toJSON(e))
+		out = append(out, toJSON(e, owner.Decode(e.Data)))
 	}
 	return writeJSON(w, out)
 }
@@ -174,12 +177,13 @@ func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time)
 
 // row is one entry's cells, as they show.
 func row(e lock.Entry, withPath bool, now time.Time) []string {
-	j := toJSON(e)
-	host, pid, cmd := j.Host, "-", e.Owner.CommandLine()
+	d := owner.Decode(e.Data)
+	j := toJSON(e, d)
+	host, pid, cmd := j.Host, "-", d.Owner.CommandLine()
 	if j.PID != 0 {
 		pid = strconv.Itoa(j.PID)
 	}
-	if !e.ByZklock {
+	if !d.ByZklock {
 		host, cmd = orDash(j.Client), "(not zklock)"
 	}
 	mode, st := j.Mode, j.State
@@ -188,7 +192,7 @@ func row(e lock.Entry, withPath bool, now time.Time) []string {
 	}
 	if e.Revoke.Pending() {
 		st += ", revoke pending"
-		if !e.ByZklock {
+		if !d.ByZklock {
 			cmd = "(revocation requested)"
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/internal/tree"
 	"github.com/zklock/zklock/lock"
 )
 
@@ -18,12 +21,12 @@ func entries() []lock.Entry {
 	lease, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease-0000000043")
 	stuck, _ := lock.ParseContender("_c_0f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000007")
 	return []lock.Entry{
-		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Session: 0x10, NodeData: lock.NodeData{ByZklock: true,
-			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}}},
-		{Contender: kazoo, Path: "/locks/a", Position: 2, NodeData: lock.NodeData{Raw: "worker-7"}, Created: since, Session: 0x11},
-		{Contender: lease, Path: "/locks/s", Under: "leases", Position: 1, Holding: true, Limit: 3, Session: 0x12, NodeData: lock.NodeData{ByZklock: true,
-			Owner: lock.Owner{Zklock: "v1", Host: "h", PID: 1, Cmd: []string{"x"}, Since: since, Limit: 3}}},
-		{Contender: stuck, Path: "/locks/p", Position: 1, Holding: true, Created: since, NodeData: lock.NodeData{Raw: "left"}},
+		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Session: 0x10,
+			Data: owner.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}.Encode()},
+		{Contender: kazoo, Path: "/locks/a", Position: 2, Data: []byte("worker-7"), Created: since, Session: 0x11},
+		{Contender: lease, Path: "/locks/s", Under: "leases", Position: 1, Holding: true, Limit: 3, Session: 0x12,
+			Data: owner.Owner{Zklock: "v1", Host: "h", PID: 1, Cmd: []string{"x"}, Since: since, Limit: 3}.Encode()},
+		{Contender: stuck, Path: "/locks/p", Position: 1, Holding: true, Created: since, Data: []byte("left")},
 	}
 }
 
@@ -55,9 +58,9 @@ func TestTable(t *testing.T) {
 func TestJSON(t *testing.T) {
 	var b bytes.Buffer
 	es := entries()
-	if err := TreeJSON(&b, lock.Tree{Queues: []lock.Queue{{Path: "/locks/a", Entries: es[:2]},
-		{Path: "/locks/s", Recipe: lock.RecipeSemaphore, Limit: 3, Entries: es[2:3]},
-		{Path: "/locks/p", Entries: es[3:]}}}); err != nil {
+	if err := TreeJSON(&b, tree.Tree{Queues: []tree.Queue{{Queue: lock.Queue{Path: "/locks/a", Entries: es[:2]}},
+		{Queue: lock.Queue{Path: "/locks/s", Recipe: lock.RecipeSemaphore, Limit: 3, Entries: es[2:3]}},
+		{Queue: lock.Queue{Path: "/locks/p", Entries: es[3:]}}}}); err != nil {
 		t.Fatal(err)
 	}
 	var listed ListJSON
@@ -109,13 +112,13 @@ func TestTableColourAligned(t *testing.T) {
 func TestForgotten(t *testing.T) {
 	at := time.Date(2026, 11, 21, 3, 0, 4, 0, time.FixedZone("CET", 3600))
 	for _, tc := range []struct {
-		s    lock.Success
+		s    success.Record
 		want string
 	}{
-		{lock.Success{Path: "/locks/report", At: at, NodeData: lock.NodeData{ByZklock: true,
-			Owner: lock.Owner{Zklock: "v1", Host: "web-3", PID: 81233, Cmd: []string{"./report.sh"}}}},
+		{success.Record{Path: "/locks/report", At: at, NodeData: owner.NodeData{ByZklock: true,
+			Owner: owner.Owner{Zklock: "v1", Host: "web-3", PID: 81233, Cmd: []string{"./report.sh"}}}},
 			"forgot the last success at /locks/report: 2026-11-21T02:00:04Z on web-3 pid 81233 (./report.sh)"},
-		{lock.Success{Path: "/locks/report", At: at, NodeData: lock.NodeData{Raw: "cron\x1b[2J"}},
+		{success.Record{Path: "/locks/report", At: at, NodeData: owner.NodeData{Raw: "cron\x1b[2J"}},
 			`forgot the last success at /locks/report: 2026-11-21T02:00:04Z by cron\x1b[2J`},
 	} {
 		if got := Forgotten(tc.s); got != tc.want {
@@ -131,9 +134,12 @@ func TestForgotten(t *testing.T) {
 func TestHugeNodeData(t *testing.T) {
 	huge := strings.Repeat("ab \x1b[31m\n", 1<<20/9)
 	es := entries()
-	es[1].Raw = huge
-	es[0].Owner.Host = huge
-	es[0].Owner.Cmd = []string{"sh", "-c", huge}
+	es[1].Data = []byte(huge)
+	d := owner.Decode(es[0].Data)
+	d.Owner.Host = huge
+	d.Owner.Cmd = []string{"sh", "-c", huge}
+	es[0].Data = d.Owner.Encode()
+	d0, d1 := owner.Decode(es[0].Data), owner.Decode(es[1].Data)
 	var b bytes.Buffer
 	now := time.Date(2026, 11, 21, 3, 12, 5, 0, time.UTC)
 	if err := Table(&b, es, true, false, now); err != nil {
@@ -144,10 +150,10 @@ func TestHugeNodeData(t *testing.T) {
 		t.Errorf("table of a 1 MB holder: %d bytes in %d lines, want at most %d in %d", n, strings.Count(b.String(), "\n"), bound, len(es)+1)
 	}
 	for name, s := range map[string]string{
-		"Who of a foreign client": Who(es[1].Contender, es[1].NodeData),
-		"Who of zklock":           Who(es[0].Contender, es[0].NodeData),
-		"LastSuccess":             LastSuccess(lock.Success{Path: "/locks/a", At: now, NodeData: es[1].NodeData}, now),
-		"Forgotten":               Forgotten(lock.Success{Path: "/locks/a", At: now, NodeData: es[0].NodeData}),
+		"Who of a foreign client": Who(es[1].Contender, d1),
+		"Who of zklock":           Who(es[0].Contender, d0),
+		"LastSuccess":             LastSuccess(success.Record{Path: "/locks/a", At: now, NodeData: d1}, now),
+		"Forgotten":               Forgotten(success.Record{Path: "/locks/a", At: now, NodeData: d0}),
 	} {
 		if len(s) > bound/4 {
 			t.Errorf("%s of a 1 MB holder is %d bytes, want at most %d", name, len(s), bound/4)

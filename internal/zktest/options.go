@@ -66,6 +66,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// Install overrides Locate, e.g. to pin a particular JVM.
 	Install *Install
+	// ServerEnv adds variables to the environment of one server's JVM,
+	// by server ID (1-based): Faketime's, to set one member's clock off.
+	ServerEnv map[int][]string
 }
 
 func (o Options) withDefaults() Options {

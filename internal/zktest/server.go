@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock/internal/javart"
 )
 
 // logTailLines is how much of a server's log a start-up error quotes.
@@ -176,6 +178,11 @@ func (s *Server) launch() error {
 	if s.proc != nil && !s.proc.exited() {
 		return fmt.Errorf("zktest: server %d is already running", s.id)
 	}
+	// The fast lane starts no JVM. (A made-up Install, such as a test's
+	// fake java, is no JVM.)
+	if java, err := javart.Java(); err == nil && java == s.inst.Java {
+		javart.CheckNotShort("a ZooKeeper server")
+	}
 	f, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("zktest: server %d: %w", s.id, err)
@@ -191,6 +198,9 @@ func (s *Server) launch() error {
 		mainClass, s.cfgPath)
 	cmd := exec.Command(s.inst.Java, args...)
 	cmd.Dir = s.dir
+	if env := s.opts.ServerEnv[s.id]; len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// slf4j-simple logs to stderr; one file per server keeps the output of
 	// concurrently running servers apart and lets errors quote it.
 	cmd.Stdout = f

@@ -1,4 +1,4 @@
-package lock
+package doctor
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/zkconn"
@@ -15,6 +16,10 @@ import (
 // probeData is what a probe node holds, for anyone who lists it during its
 // few milliseconds of life.
 var probeData = []byte("zklock doctor: a check that this client may create, read and delete here; deleted at once")
+
+// probeCleanupTimeout bounds deleting the probe's node after a failure
+// halfway, when the caller's context may be done.
+const probeCleanupTimeout = 5 * time.Second
 
 // ProbeResult says what Probe did at a lock path.
 type ProbeResult struct {
@@ -48,26 +53,26 @@ func Probe(ctx context.Context, c *zkconn.Client, path string) (res ProbeResult,
 		// ephemeral child may exist: delete it now rather than at the
 		// session's end, then the nodes made for it.
 		if err != nil && created {
-			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), probeCleanupTimeout)
 			defer cancel()
 			if derr := c.Delete(ctx, node); derr != nil && !errors.Is(derr, zk.ErrNoNode) {
 				err = errors.Join(err, derr)
 			}
 		}
-		removeEmpty(c, res.Made)
+		c.RemoveEmpty(res.Made)
 	}()
 	for attempt := 1; ; attempt++ {
 		_, err = c.Create(ctx, node, probeData, zk.FlagEphemeral)
-		if err == nil || !errors.Is(err, zk.ErrNoNode) || attempt == maxCreateAttempts {
+		if err == nil || !errors.Is(err, zk.ErrNoNode) || attempt == zkconn.MaxCreateAttempts {
 			break
 		}
-		if err := ensurePath(ctx, c, path, &res.Made); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err := c.EnsurePath(ctx, path, &res.Made); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return res, err
 		}
 	}
 	switch {
 	case errors.Is(err, zk.ErrNoChildrenForEphemerals):
-		return res, fmt.Errorf("%w: %s cannot hold a lock queue", ErrEphemeralParent, path)
+		return res, fmt.Errorf("%w: %s cannot hold a lock queue", zkconn.ErrEphemeralParent, path)
 	case zkconn.IsConnectionLoss(err):
 		created = true // perhaps: the reply was lost, not the request
 		return res, err

@@ -1,4 +1,4 @@
-package lock
+package success
 
 import (
 	"errors"
@@ -7,49 +7,53 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
-// TestSuccessRecordIsNoContender: the record's name is no contender's in
+// TestNodeNameIsNoContender: the record's name is no contender's in
 // zklock's eyes, and holds none of the names by which Curator sorts its
 // contenders ("lock-", "__READ__", "__WRIT__", "-lease-") or Kazoo finds its
 // own ("__lock__", "__rlock__"), so both sort it by its whole name, after
 // every sequence number.
-func TestSuccessRecordIsNoContender(t *testing.T) {
-	if c, ok := ParseContender(SuccessRecord); ok {
-		t.Errorf("ParseContender(%q) = %+v, a contender", SuccessRecord, c)
+func TestNodeNameIsNoContender(t *testing.T) {
+	if c, ok := lock.ParseContender(NodeName); ok {
+		t.Errorf("ParseContender(%q) = %+v, a contender", NodeName, c)
 	}
-	for _, m := range append(markers, "lock-", "__READ__", "__WRIT__") {
-		if strings.Contains(SuccessRecord, m) {
-			t.Errorf("%q contains the marker %q", SuccessRecord, m)
+	// The markers by which zklock, Curator and Kazoo tell contenders.
+	for _, m := range []string{"-lock-", "-__WRIT__", "-__READ__", "-lease-", "__lock__", "__rlock__", "lock-", "__READ__", "__WRIT__"} {
+		if strings.Contains(NodeName, m) {
+			t.Errorf("%q contains the marker %q", NodeName, m)
 		}
 	}
-	if SuccessRecord <= "9999999999" {
-		t.Errorf("%q sorts before a sequence number", SuccessRecord)
+	if NodeName <= "9999999999" {
+		t.Errorf("%q sorts before a sequence number", NodeName)
 	}
 }
 
-// TestForgetSuccess: ForgetSuccess deletes the record and returns what it
+// TestForget: Forget deletes the record and returns what it
 // deleted; with no record (and no lock path) there is nothing to forget.
 // A success recorded between its read and its delete is the one deleted
 // and returned. The lock path, a container, is then empty and reaped.
-func TestForgetSuccess(t *testing.T) {
-	ctx := ctxT(t, 20*time.Second)
-	c := client(t)
-	path := testPath(t)
-	if s, ok, err := ForgetSuccess(ctx, c, path); ok || err != nil {
+func TestForget(t *testing.T) {
+	ctx := shared.Ctx(t, 20*time.Second)
+	c := shared.Client(t)
+	path := shared.Path(t)
+	if s, ok, err := Forget(ctx, c, path); ok || err != nil {
 		t.Fatalf("no lock path: forgot %+v, %v, %v; want nothing", s, ok, err)
 	}
 	var made []string
-	if err := ensurePath(ctx, c, path, &made); err != nil {
+	if err := c.EnsurePath(ctx, path, &made); err != nil {
 		t.Fatal(err)
 	}
-	owner := func(host string) Owner {
-		o := NewOwner("test", []string{"./job"}, ModeExclusive)
+	record := func(host string) owner.Owner {
+		o := owner.New("test", []string{"./job"}, lock.ModeExclusive)
 		o.Host = host
 		return o
 	}
-	if _, err := RecordSuccess(ctx, c, path, owner("first")); err != nil {
+	if _, err := Write(ctx, c, path, record("first")); err != nil {
 		t.Fatal(err)
 	}
 	rewrites := 0
@@ -57,60 +61,60 @@ func TestForgetSuccess(t *testing.T) {
 		// The first read sees the first record; a newer success lands
 		// before the delete, which must then delete that one instead.
 		if rewrites++; rewrites == 1 {
-			if _, err := RecordSuccess(ctx, c, path, owner("second")); err != nil {
+			if _, err := Write(ctx, c, path, record("second")); err != nil {
 				t.Error(err)
 			}
 		}
 	}
 	t.Cleanup(func() { forgetRead = nil })
-	s, ok, err := ForgetSuccess(ctx, c, path)
+	s, ok, err := Forget(ctx, c, path)
 	if err != nil || !ok || !s.ByZklock || s.Owner.Host != "second" || s.Path != path || s.At.IsZero() {
 		t.Fatalf("forgot %+v, %v, %v; want the second record", s, ok, err)
 	}
 	if rewrites != 2 {
 		t.Errorf("read the record %d times, want 2", rewrites)
 	}
-	if _, ok, err := LastSuccess(ctx, c, path); ok || err != nil {
+	if _, ok, err := Read(ctx, c, path); ok || err != nil {
 		t.Errorf("a record is left: %v, %v", ok, err)
 	}
-	if s, ok, err := ForgetSuccess(ctx, c, path); ok || err != nil {
+	if s, ok, err := Forget(ctx, c, path); ok || err != nil {
 		t.Errorf("forgetting again: %+v, %v, %v; want nothing", s, ok, err)
 	}
-	assertGone(t, path)
+	shared.AssertGone(t, path)
 }
 
-// TestForgetSuccessRefused: a client whose ACL forbids deleting in the
+// TestForgetRefused: a client whose ACL forbids deleting in the
 // lock path gets a permission error (exit 77), and the record stays.
-func TestForgetSuccessRefused(t *testing.T) {
-	ctx := ctxT(t, 20*time.Second)
-	path := testPath(t)
-	conn := raw(t)
+func TestForgetRefused(t *testing.T) {
+	ctx := shared.Ctx(t, 20*time.Second)
+	path := shared.Path(t)
+	conn := shared.Raw(t)
 	if err := conn.AddAuth("digest", []byte("owner:pw")); err != nil {
 		t.Fatal(err)
 	}
 	var made []string
-	if err := ensurePath(ctx, client(t), path[:strings.LastIndexByte(path, '/')], &made); err != nil {
+	if err := shared.Client(t).EnsurePath(ctx, path[:strings.LastIndexByte(path, '/')], &made); err != nil {
 		t.Fatal(err)
 	}
 	acl := append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.WorldACL(zk.PermRead)...)
 	if _, err := conn.Create(path, nil, 0, acl); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Create(path+"/"+SuccessRecord, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := conn.Create(path+"/"+NodeName, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		conn.Delete(path+"/"+SuccessRecord, -1)
+		conn.Delete(path+"/"+NodeName, -1)
 		conn.Delete(path, -1)
 	})
-	_, ok, err := ForgetSuccess(ctx, client(t), path)
+	_, ok, err := Forget(ctx, shared.Client(t), path)
 	if ok || !zkconn.IsPermission(err) || !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("forgot: %v, %v; want a permission error", ok, err)
 	}
 	if !strings.Contains(err.Error(), "the ACL of "+path+" does not let this client delete nodes in it") {
 		t.Errorf("error %q does not name the ACL that refused", err)
 	}
-	if _, ok, err := LastSuccess(ctx, client(t), path); !ok || err != nil {
+	if _, ok, err := Read(ctx, shared.Client(t), path); !ok || err != nil {
 		t.Errorf("the record is gone after a refused forget: %v, %v", ok, err)
 	}
 }
@@ -120,29 +124,31 @@ func TestForgetSuccessRefused(t *testing.T) {
 // forgetting needs only the right to delete in the lock path: the job it
 // blocks (its every run exits 77 reading it) can run again.
 func TestForgetUnreadableSuccess(t *testing.T) {
-	ctx := ctxT(t, 20*time.Second)
-	path := testPath(t)
+	ctx := shared.Ctx(t, 20*time.Second)
+	path := shared.Path(t)
 	var made []string
-	if err := ensurePath(ctx, client(t), path, &made); err != nil {
+	if err := shared.Client(t).EnsurePath(ctx, path, &made); err != nil {
 		t.Fatal(err)
 	}
-	conn := raw(t)
-	if _, err := conn.Create(path+"/"+SuccessRecord, []byte("forged"), 0, zk.DigestACL(zk.PermAll, "other", "pw")); err != nil {
+	conn := shared.Raw(t)
+	if _, err := conn.Create(path+"/"+NodeName, []byte("forged"), 0, zk.DigestACL(zk.PermAll, "other", "pw")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = conn.AddAuth("digest", []byte("other:pw"))
-		conn.Delete(path+"/"+SuccessRecord, -1)
+		conn.Delete(path+"/"+NodeName, -1)
 		conn.Delete(path, -1)
 	})
-	if _, _, err := LastSuccess(ctx, client(t), path); !zkconn.IsPermission(err) {
+	if _, _, err := Read(ctx, shared.Client(t), path); !zkconn.IsPermission(err) {
 		t.Fatalf("reading the record: %v, want a permission error", err)
 	}
-	s, ok, err := ForgetSuccess(ctx, client(t), path)
+	s, ok, err := Forget(ctx, shared.Client(t), path)
 	if !ok || err != nil || s.At.IsZero() || s.Path != path {
 		t.Fatalf("forgot %+v, %v, %v; want the unreadable record, with its time", s, ok, err)
 	}
-	if ok, _, err := conn.Exists(path + "/" + SuccessRecord); ok || err != nil {
+	if ok, _, err := conn.Exists(path + "/" + NodeName); ok || err != nil {
 		t.Errorf("the record is still there: %v, %v", ok, err)
 	}
 }
+
+func TestMain(m *testing.M) { shared.Main(m) }

@@ -1,16 +1,21 @@
-package lock
+// Package success keeps the record of a job's last successful run under a
+// lock path, which --once-per reads to skip a run within its window.
+package success
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
-// SuccessRecord is the name of the node, a child of the lock path, in which
+// NodeName is the name of the node, a child of the lock path, in which
 // zklock records the last successful run under that lock. It is persistent,
 // so the lock path (a container) is not reaped while the record exists and
 // the record lives as long as the lock path. Keeping it inside the lock path
@@ -22,58 +27,75 @@ import (
 // Kazoo ignore it, and it holds none of Curator's markers ("lock-",
 // "__READ__", "__WRIT__"), so Curator sorts it by its whole name, after every
 // ten-digit sequence number, where it never comes before a contender.
-const SuccessRecord = "zklock.last-success"
+const NodeName = "zklock.last-success"
 
-// Success is the last successful run recorded at a lock path.
-type Success struct {
+// CheckPath refuses a lock path below a success record. The record would
+// turn into its parent: the lock's nodes would make the record look recent
+// to the job that keeps it, and, the record being a container then, the
+// server would reap it, and the job's success with it, once they are gone.
+func CheckPath(p string) error {
+	for _, c := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		if c == NodeName {
+			return fmt.Errorf("%w: %q has a component %s, the name of a lock path's success record", zkconn.ErrBadPath, p, NodeName)
+		}
+	}
+	return nil
+}
+
+// Record is the last successful run recorded at a lock path.
+type Record struct {
 	Path string
 	// At is when the record was written, on the server's clock (the
 	// node's mtime, set by the leader): comparable across hosts.
 	At time.Time
-	// NodeData says who ran it: a zklock Owner, or text.
-	NodeData
+	// Epoch is the epoch of the leader whose clock dated At (see
+	// lock.ServerTime).
+	Epoch uint32
+	// NodeData says who ran it: a zklock's owner record, or text. A
+	// zklock's carries Written, its host's clock at the write.
+	owner.NodeData
 }
 
-// LastSuccess reads the success record at path; ok is false when there is
-// none.
-func LastSuccess(ctx context.Context, c *zkconn.Client, path string) (s Success, ok bool, err error) {
-	data, st, err := c.Get(ctx, zkconn.Join(path, SuccessRecord))
+// Read reads the success record at path; ok is false when there is none.
+func Read(ctx context.Context, c *zkconn.Client, path string) (s Record, ok bool, err error) {
+	data, st, err := c.Get(ctx, zkconn.Join(path, NodeName))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return Success{}, false, nil
+		return Record{}, false, nil
 	case err != nil:
-		return Success{}, false, err
+		return Record{}, false, err
 	}
 	return successOf(path, data, st), true, nil
 }
 
 // successOf is the record read at path as data with stat st.
-func successOf(path string, data []byte, st *zk.Stat) Success {
-	return Success{Path: path, At: time.UnixMilli(st.Mtime).UTC(), NodeData: DecodeNodeData(data)}
+func successOf(path string, data []byte, st *zk.Stat) Record {
+	t := lock.Modified(st)
+	return Record{Path: path, At: t.At, Epoch: t.Epoch, NodeData: owner.Decode(data)}
 }
 
-// forgetRounds bounds how often ForgetSuccess reads the record again
+// forgetRounds bounds how often Forget reads the record again
 // because a newer success was written between its read and its delete.
 // Each round needs a whole run to succeed in that window, so running out
 // means the record is being rewritten continuously.
 const forgetRounds = 5
 
-// ErrSuccessChurn means the success record kept being rewritten between
-// ForgetSuccess's read and its delete, more often than forgetRounds allows.
-var ErrSuccessChurn = errors.New("the success record kept being rewritten")
+// ErrChurn means the success record kept being rewritten between
+// Forget's read and its delete, more often than forgetRounds allows.
+var ErrChurn = errors.New("the success record kept being rewritten")
 
-// forgetRead, when set (by tests), runs between ForgetSuccess's read of
+// forgetRead, when set (by tests), runs between Forget's read of
 // the record and its delete: the window in which a newer success may be
 // recorded.
 var forgetRead func()
 
-// ForgetSuccess deletes the success record at path and returns what it
+// Forget deletes the success record at path and returns what it
 // deleted; ok is false when there was none to delete. It deletes the
 // version it read, so that it reports the record it removed: if a newer
 // success was recorded meanwhile, it reads that one and deletes it instead.
 // A record deleted by someone else first is nothing to forget.
-func ForgetSuccess(ctx context.Context, c *zkconn.Client, path string) (s Success, ok bool, err error) {
-	node := zkconn.Join(path, SuccessRecord)
+func Forget(ctx context.Context, c *zkconn.Client, path string) (s Record, ok bool, err error) {
+	node := zkconn.Join(path, NodeName)
 	for round := 0; round < forgetRounds; round++ {
 		data, st, err := c.Get(ctx, node)
 		if errors.Is(err, zk.ErrNoAuth) {
@@ -89,9 +111,9 @@ func ForgetSuccess(ctx context.Context, c *zkconn.Client, path string) (s Succes
 		}
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
-			return Success{}, false, nil
+			return Record{}, false, nil
 		case err != nil:
-			return Success{}, false, err
+			return Record{}, false, err
 		}
 		if forgetRead != nil {
 			forgetRead()
@@ -101,19 +123,22 @@ func ForgetSuccess(ctx context.Context, c *zkconn.Client, path string) (s Succes
 		case err == nil:
 			return successOf(path, data, st), true, nil
 		case errors.Is(err, zk.ErrNoNode):
-			return Success{}, false, nil
+			return Record{}, false, nil
 		case !errors.Is(err, zk.ErrBadVersion):
-			return Success{}, false, err
+			return Record{}, false, err
 		}
 	}
-	return Success{}, false, fmt.Errorf("%w at %s (%d times)", ErrSuccessChurn, path, forgetRounds)
+	return Record{}, false, fmt.Errorf("%w at %s (%d times)", ErrChurn, path, forgetRounds)
 }
 
-// RecordSuccess writes the success record at path, created on its first
+// Write writes the success record at path, created on its first
 // success, and returns the server's time of the write. Call it while the
-// lock is held, so that the next holder sees it.
-func RecordSuccess(ctx context.Context, c *zkconn.Client, path string, o Owner) (time.Time, error) {
-	node := zkconn.Join(path, SuccessRecord)
+// lock is held, so that the next holder sees it. The record carries this
+// host's clock at the write (Owner.Written), which a later run compares
+// with the server's dates when they come from different leaders.
+func Write(ctx context.Context, c *zkconn.Client, path string, o owner.Owner) (time.Time, error) {
+	node := zkconn.Join(path, NodeName)
+	o.Written = time.Now().UTC().Truncate(time.Millisecond)
 	data := o.Encode()
 	for {
 		st, err := c.SetVersion(ctx, node, data, -1)
@@ -127,7 +152,7 @@ func RecordSuccess(ctx context.Context, c *zkconn.Client, path string, o Owner) 
 		if err == nil {
 			// A create's mtime is its ctime: read it back, as the reply
 			// carries only the name.
-			s, ok, err := LastSuccess(ctx, c, path)
+			s, ok, err := Read(ctx, c, path)
 			if err == nil && !ok {
 				err = zk.ErrNoNode
 			}
@@ -139,26 +164,4 @@ func RecordSuccess(ctx context.Context, c *zkconn.Client, path string, o Owner) 
 		// Created meanwhile by another holder's session that lost its
 		// lock: write over it.
 	}
-}
-
-// Stamp records the acquisition time in our node (as MarkAcquired does)
-// and returns the server's time of that write: "now" on the leader's
-// clock, to compare with a success record's time without trusting this
-// host's clock. If the node was written since we created it, the write was
-// MarkAcquired's, made after we took the lock, and its mtime serves as
-// well; or it was a revocation request, which stays in the node for the
-// guard, and is returned as a *RevokedError.
-func (l *Lease) Stamp(ctx context.Context, o Owner) (time.Time, error) {
-	st, err := l.writeAcquired(ctx, o)
-	if errors.Is(err, zk.ErrBadVersion) {
-		var data []byte
-		data, st, err = l.c.Get(ctx, l.Node)
-		if err == nil && isRevokeRequest(data) {
-			return time.Time{}, l.revokedErr(ctx, st)
-		}
-	}
-	if err != nil {
-		return time.Time{}, err
-	}
-	return time.UnixMilli(st.Mtime).UTC(), nil
 }

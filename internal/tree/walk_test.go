@@ -1,4 +1,4 @@
-package lock
+package tree
 
 import (
 	"context"
@@ -9,16 +9,19 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/lock"
 )
 
-// TestInspectTreeWide: the pipelined walk finds every lock of a wide tree,
+// TestReadWide: the pipelined walk finds every lock of a wide tree,
 // each queue whole and in order, whatever order its replies come back in.
 // The tree has locks at two depths, plain nodes without locks, and queues
 // of several contenders, so that listings and reads overlap.
-func TestInspectTreeWide(t *testing.T) {
+func TestReadWide(t *testing.T) {
 	root := zktest.TestPath(t, "/t")
-	conn := raw(t)
+	conn := shared.Raw(t)
 	const locks, perLock = 400, 4
 	acl := zk.WorldACL(zk.PermAll)
 	for _, p := range []string{"/t", root} {
@@ -72,7 +75,7 @@ func TestInspectTreeWide(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tree, err := InspectTree(ctxT(t, 30*time.Second), client(t), root)
+	tree, err := Read(shared.Ctx(t, 30*time.Second), shared.Client(t), root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,36 +92,36 @@ func TestInspectTreeWide(t *testing.T) {
 			t.Fatalf("%s: %+v", lockPath(i), q)
 		}
 		for k, e := range q.Entries {
-			if e.Raw != fmt.Sprintf("w%d-%d", i, k) || e.Position != k+1 || e.Holding != (k == 0) || e.Path != q.Path {
+			if string(e.Data) != fmt.Sprintf("w%d-%d", i, k) || e.Position != k+1 || e.Holding != (k == 0) || e.Path != q.Path {
 				t.Fatalf("%s entry %d = %+v", q.Path, k, e)
 			}
 		}
 	}
 }
 
-// TestInspectTreeSemaphore: a semaphore is one queue at its own path, with
+// TestReadSemaphore: a semaphore is one queue at its own path, with
 // its limit: its leases (held, then one beyond the limit whose creator
 // waits holding the mutex), then a contender waiting in the mutex. Its
 // locks/leases nodes are not locks of their own.
-func TestInspectTreeSemaphore(t *testing.T) {
-	path := testPath(t)
-	r := Request{Mode: ModeLimit(2), Data: NewOwner("test", []string{"x"}, ModeLimit(2)).Encode()}
+func TestReadSemaphore(t *testing.T) {
+	path := shared.Path(t)
+	r := lock.Request{Mode: lock.ModeLimit(2), Data: owner.New("test", []string{"x"}, lock.ModeLimit(2)).Encode()}
 	for range 2 {
-		l, err := Acquire(ctxT(t, 10*time.Second), client(t), path, r)
+		l, err := lock.Acquire(shared.Ctx(t, 10*time.Second), shared.Client(t), path, r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Release(ctxT(t, 5*time.Second))
+		defer l.Release(shared.Ctx(t, 5*time.Second))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for range 2 {
-		c := client(t)
+		c := shared.Client(t)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := Acquire(ctx, c, path, r)
+			_, err := lock.Acquire(ctx, c, path, r)
 			errs <- err
 		}()
 	}
@@ -132,41 +135,41 @@ func TestInspectTreeSemaphore(t *testing.T) {
 			}
 		}
 	}()
-	conn := raw(t)
+	conn := shared.Raw(t)
 	zktest.Eventually(t, 10*time.Second, "a lease beyond the limit and a waiter at the mutex", func() bool {
 		leases, _, err1 := conn.Children(path + "/leases")
 		locks, _, err2 := conn.Children(path + "/locks")
 		return err1 == nil && err2 == nil && len(leases) == 3 && len(locks) == 2
 	})
-	tree, err := InspectTree(ctxT(t, 5*time.Second), client(t), path[:len(path)-len("/lock")])
+	tree, err := Read(shared.Ctx(t, 5*time.Second), shared.Client(t), path[:len(path)-len("/lock")])
 	if err != nil || len(tree.Queues) != 1 {
-		t.Fatalf("InspectTree = %+v, %v", tree, err)
+		t.Fatalf("Read = %+v, %v", tree, err)
 	}
 	q := tree.Queues[0]
-	if q.Path != path || q.Recipe != RecipeSemaphore || q.Limit != 2 || len(q.Entries) != 4 {
+	if q.Path != path || q.Recipe != lock.RecipeSemaphore || q.Limit != 2 || len(q.Entries) != 4 {
 		t.Fatalf("semaphore queue = %+v", q)
 	}
 	for i, e := range q.Entries {
-		wantUnder, wantHolding := semLeases, i < 2
+		wantUnder, wantHolding := "leases", i < 2
 		if i == 3 {
-			wantUnder = semLocks
+			wantUnder = "locks"
 		}
 		if e.Path != path || e.Under != wantUnder || e.Holding != wantHolding || e.Position != i+1 || e.Limit != 2 {
 			t.Errorf("entry %d = %+v", i, e)
 		}
 	}
-	hs, err := Holders(ctxT(t, 5*time.Second), client(t), path)
-	if err != nil || len(hs) != 2 || hs[0].Path != path || hs[0].Under != semLeases {
+	hs, err := lock.Holders(shared.Ctx(t, 5*time.Second), shared.Client(t), path)
+	if err != nil || len(hs) != 2 || hs[0].Path != path || hs[0].Under != "leases" {
 		t.Errorf("Holders = %+v, %v", hs, err)
 	}
 }
 
-// TestInspectTreePersistentContender: a sequential child in a contender's
+// TestReadPersistentContender: a sequential child in a contender's
 // shape that belongs to no session is listed as what it is: a contender
 // that holds (or waits) and never expires.
-func TestInspectTreePersistentContender(t *testing.T) {
-	path := testPath(t)
-	conn := raw(t)
+func TestReadPersistentContender(t *testing.T) {
+	path := shared.Path(t)
+	conn := shared.Raw(t)
 	acl := zk.WorldACL(zk.PermAll)
 	dir := path[:len(path)-len("/lock")]
 	for _, p := range []string{"/t", dir, path} {
@@ -179,11 +182,13 @@ func TestInspectTreePersistentContender(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Delete(stuck, -1)
-	tree, err := InspectTree(ctxT(t, 5*time.Second), client(t), dir)
+	tree, err := Read(shared.Ctx(t, 5*time.Second), shared.Client(t), dir)
 	if err != nil || len(tree.Queues) != 1 || len(tree.Queues[0].Entries) != 1 {
-		t.Fatalf("InspectTree = %+v, %v", tree, err)
+		t.Fatalf("Read = %+v, %v", tree, err)
 	}
-	if e := tree.Queues[0].Entries[0]; e.Session != 0 || !e.Holding || e.Raw != "left" {
+	if e := tree.Queues[0].Entries[0]; e.Session != 0 || !e.Holding || string(e.Data) != "left" {
 		t.Errorf("persistent contender = %+v", e)
 	}
 }
+
+func TestMain(m *testing.M) { shared.Main(m) }

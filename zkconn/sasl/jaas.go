@@ -1,10 +1,12 @@
-package zkconn
+package sasl
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/zklock/zklock/zkconn"
 )
 
 // A Java JAAS login configuration file, as sites give it to zookeeper-shell,
@@ -62,7 +64,7 @@ type jaasModule struct {
 
 // ReadJAAS reads section of a JAAS file and returns the SASL login its
 // first login module describes.
-func ReadJAAS(file, section string) (SASLLogin, error) {
+func ReadJAAS(file, section string) (zkconn.SASLLogin, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, &JAASError{File: file, Problem: err.Error()}
@@ -81,7 +83,7 @@ func ReadJAAS(file, section string) (SASLLogin, error) {
 	return jaasLogin(file, section, mods[0])
 }
 
-func jaasLogin(file, section string, m jaasModule) (SASLLogin, error) {
+func jaasLogin(file, section string, m jaasModule) (zkconn.SASLLogin, error) {
 	need := func(key string) (string, error) {
 		v := m.options[key]
 		if v == "" {

@@ -1,4 +1,6 @@
-package lock
+// Package tree reads every lock at or below a path, for zklock list: the
+// queues, who is in them, and the success records beside them.
+package tree
 
 import (
 	"context"
@@ -7,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -17,7 +21,15 @@ import (
 // a tree of any size.
 const WalkConcurrency = 128
 
-// Tree is what InspectTree found below a path.
+// Queue is a lock path's queue, and the last successful run recorded
+// there, if any. A path with a record and an empty queue is still listed,
+// for its record.
+type Queue struct {
+	lock.Queue
+	LastSuccess *success.Record
+}
+
+// Tree is what Read found below a path.
 type Tree struct {
 	Queues []Queue
 	// Skipped are the paths this client may not read: nodes whose children
@@ -26,7 +38,7 @@ type Tree struct {
 	Skipped []string
 }
 
-// InspectTree finds every lock at or below root (a node with contender
+// Read finds every lock at or below root (a node with contender
 // children) and reads its queue. /zookeeper is skipped. On a shared ensemble
 // other teams' subtrees may be closed to this client: what it may not read
 // is skipped and named in Tree.Skipped, and everything else is listed. Only
@@ -35,7 +47,7 @@ type Tree struct {
 // The walk keeps up to WalkConcurrency requests in flight: listing a node
 // and reading each contender are separate pieces of work, so a wide tree
 // and a long queue are read alike.
-func InspectTree(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
+func Read(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
 	if err := zkconn.ValidatePath(root); err != nil {
 		return Tree{}, err
 	}
@@ -56,14 +68,14 @@ func InspectTree(ctx context.Context, c *zkconn.Client, root string) (Tree, erro
 	if w.err != nil {
 		return Tree{}, w.err
 	}
-	t := w.tree
-	t.Queues = withSuccesses(semaphores(t.Queues), w.success)
+	t := Tree{Skipped: w.skipped}
+	t.Queues = withSuccesses(lock.Semaphores(w.queues), w.success)
 	sort.Slice(t.Queues, func(i, j int) bool { return t.Queues[i].Path < t.Queues[j].Path })
 	sort.Strings(t.Skipped)
 	return t, nil
 }
 
-// walk is one InspectTree: a pool of workers taking pieces of work (one
+// walk is one Read: a pool of workers taking pieces of work (one
 // request or a few each) from a shared list, until the list is empty and no
 // worker is busy, or one fails.
 type walk struct {
@@ -71,15 +83,16 @@ type walk struct {
 	root   string
 	cancel context.CancelFunc
 
-	mu   sync.Mutex
-	wake *sync.Cond // a piece was added, or the walk ended
-	todo []func(context.Context) error
-	busy int // pieces taken and not yet done
-	err  error
-	tree Tree
+	mu      sync.Mutex
+	wake    *sync.Cond // a piece was added, or the walk ended
+	todo    []func(context.Context) error
+	busy    int // pieces taken and not yet done
+	err     error
+	queues  []lock.Queue
+	skipped []string
 	// success holds the success records found, by lock path (see
-	// SuccessRecord).
-	success map[string]*Success
+	// success.NodeName).
+	success map[string]*success.Record
 }
 
 func (w *walk) push(f func(context.Context) error) {
@@ -128,13 +141,13 @@ func (w *walk) list(ctx context.Context, p string) error {
 		return nil
 	case p != w.root && zkconn.IsPermission(err):
 		w.mu.Lock()
-		w.tree.Skipped = append(w.tree.Skipped, p)
+		w.skipped = append(w.skipped, p)
 		w.mu.Unlock()
 		return nil
 	case err != nil:
 		return err
 	}
-	cs, err := contenders(ctx, w.c, p, children)
+	cs, err := lock.Queued(ctx, w.c, p, children)
 	if err != nil {
 		return err
 	}
@@ -146,7 +159,7 @@ func (w *walk) list(ctx context.Context, p string) error {
 		if isContender[name] {
 			continue // ephemeral, or shaped like one: no locks below it
 		}
-		if name == SuccessRecord {
+		if name == success.NodeName {
 			w.push(func(ctx context.Context) error { return w.readSuccess(ctx, p) })
 			continue
 		}
@@ -155,7 +168,7 @@ func (w *walk) list(ctx context.Context, p string) error {
 		}
 	}
 	if len(cs) > 0 {
-		q := &pendingQueue{path: p, entries: make([]Entry, len(cs)), found: make([]bool, len(cs)), left: len(cs)}
+		q := &pendingQueue{path: p, entries: make([]lock.Entry, len(cs)), found: make([]bool, len(cs)), left: len(cs)}
 		for i, ct := range cs {
 			w.push(func(ctx context.Context) error { return w.read(ctx, q, i, ct) })
 		}
@@ -167,13 +180,13 @@ func (w *walk) list(ctx context.Context, p string) error {
 // completes it.
 type pendingQueue struct {
 	path    string
-	entries []Entry
+	entries []lock.Entry
 	found   []bool // the contender was still there
 	left    int
 }
 
-func (w *walk) read(ctx context.Context, q *pendingQueue, i int, ct Contender) error {
-	e, ok, err := readEntry(ctx, w.c, q.path, ct, true)
+func (w *walk) read(ctx context.Context, q *pendingQueue, i int, ct lock.Contender) error {
+	e, ok, err := lock.ReadEntry(ctx, w.c, q.path, ct, true)
 	if err != nil {
 		return err
 	}
@@ -181,36 +194,36 @@ func (w *walk) read(ctx context.Context, q *pendingQueue, i int, ct Contender) e
 	defer w.mu.Unlock()
 	q.entries[i], q.found[i] = e, ok
 	if ok && e.Unreadable {
-		w.tree.Skipped = append(w.tree.Skipped, zkconn.Join(q.path, ct.Name))
+		w.skipped = append(w.skipped, zkconn.Join(q.path, ct.Name))
 	}
 	if q.left--; q.left > 0 {
 		return nil
 	}
-	var entries []Entry
+	var entries []lock.Entry
 	for i, e := range q.entries {
 		if q.found[i] {
 			entries = append(entries, e)
 		}
 	}
 	if len(entries) > 0 {
-		w.tree.Queues = append(w.tree.Queues, newQueue(q.path, entries))
+		w.queues = append(w.queues, lock.NewQueue(q.path, entries))
 	}
 	return nil
 }
 
 // readSuccess reads the success record at lock path p.
 func (w *walk) readSuccess(ctx context.Context, p string) error {
-	s, ok, err := LastSuccess(ctx, w.c, p)
+	s, ok, err := success.Read(ctx, w.c, p)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
 	case zkconn.IsPermission(err):
-		w.tree.Skipped = append(w.tree.Skipped, zkconn.Join(p, SuccessRecord))
+		w.skipped = append(w.skipped, zkconn.Join(p, success.NodeName))
 	case err != nil:
 		return err
 	case ok:
 		if w.success == nil {
-			w.success = map[string]*Success{}
+			w.success = map[string]*success.Record{}
 		}
 		w.success[p] = &s
 	}
@@ -219,15 +232,17 @@ func (w *walk) readSuccess(ctx context.Context, p string) error {
 
 // withSuccesses gives each queue its lock path's success record, and lists
 // a path that has a record but no queue, for its record.
-func withSuccesses(qs []Queue, success map[string]*Success) []Queue {
-	for i := range qs {
-		if s, ok := success[qs[i].Path]; ok {
+func withSuccesses(lqs []lock.Queue, records map[string]*success.Record) []Queue {
+	qs := make([]Queue, len(lqs), len(lqs)+len(records))
+	for i, q := range lqs {
+		qs[i].Queue = q
+		if s, ok := records[q.Path]; ok {
 			qs[i].LastSuccess = s
-			delete(success, qs[i].Path)
+			delete(records, q.Path)
 		}
 	}
-	for p, s := range success {
-		qs = append(qs, Queue{Path: p, LastSuccess: s})
+	for p, s := range records {
+		qs = append(qs, Queue{Queue: lock.Queue{Path: p}, LastSuccess: s})
 	}
 	return qs
 }

@@ -1,4 +1,9 @@
-package lock
+// Package owner is zklock's record of who is there: the JSON data a zklock
+// writes into its contender node (host, pid, user, command line, since
+// when), so that list, holders and a busy or waiting run can say who holds
+// a lock. The members "zklock", "limit" and "revoke" are also read by the
+// recipes in package lock.
+package owner
 
 import (
 	"encoding/json"
@@ -8,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/zklock/zklock/lock"
 )
 
 // Owner is the JSON data zklock writes into its contender node, so that
@@ -23,13 +30,16 @@ type Owner struct {
 	CmdCut int       `json:"cmd_cut,omitempty"`
 	Since  time.Time `json:"since"` // when it joined the queue
 	// Acquired is when it took the lock, written into the node once it
-	// holds (see Lease.MarkAcquired); zero while it waits.
+	// holds (see lock.Lease.MarkAcquired); zero while it waits.
 	Acquired time.Time `json:"acquired,omitzero"`
 	// Revoke is a revocation the holder was asked for and goes on
 	// regardless (its command must not be interrupted); zero if none.
-	Revoke Revocation `json:"revoke,omitzero"`
-	Mode   string     `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
-	Limit  int        `json:"limit,omitempty"` // a semaphore's limit
+	Revoke lock.Revocation `json:"revoke,omitzero"`
+	Mode   string          `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
+	Limit  int             `json:"limit,omitempty"` // a semaphore's limit
+	// Written is this host's wall clock when it wrote a success record
+	// (see success.Write); zero in a contender node.
+	Written time.Time `json:"written,omitzero"`
 }
 
 // HeldSince is when a holder took the lock, as well as its data tells: the
@@ -49,8 +59,8 @@ func (o Owner) HeldSince() time.Time {
 // KiB say what runs.
 const MaxCmdBytes = 4096
 
-// NewOwner describes this process, taking what m asks for.
-func NewOwner(version string, argv []string, m Mode) Owner {
+// New describes this process, taking what m asks for.
+func New(version string, argv []string, m lock.Mode) Owner {
 	host, _ := os.Hostname()
 	name := ""
 	if u, err := user.Current(); err == nil {
@@ -58,7 +68,17 @@ func NewOwner(version string, argv []string, m Mode) Owner {
 	}
 	cmd, cut := boundArgv(argv, MaxCmdBytes)
 	return Owner{Zklock: version, Host: host, PID: os.Getpid(), User: name,
-		Cmd: cmd, CmdCut: cut, Since: time.Now().UTC().Truncate(time.Millisecond), Mode: m.kind.String(), Limit: m.limit}
+		Cmd: cmd, CmdCut: cut, Since: now(), Mode: m.Kind().String(), Limit: m.Limit()}
+}
+
+// now is the time as the record keeps it: UTC, to the millisecond.
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// AcquiredNow is the record with Acquired set to now, for
+// lock.Lease.MarkAcquired and lock.Lease.Stamp.
+func (o Owner) AcquiredNow() Owner {
+	o.Acquired = now()
+	return o
 }
 
 // boundArgv keeps the first max bytes of argv, cutting the last argument
@@ -102,11 +122,11 @@ type NodeData struct {
 	Raw      string
 }
 
-// DecodeNodeData reads node data. zklock's JSON comes back whole; anything
+// Decode reads node data. zklock's JSON comes back whole; anything
 // else is kept as text: Curator writes the client's IP address, Kazoo its
 // identifier, so Raw is the best description of such a holder. Raw is kept
 // as it is, even when it is not UTF-8: whoever prints it escapes it.
-func DecodeNodeData(data []byte) NodeData {
+func Decode(data []byte) NodeData {
 	var o Owner
 	if len(data) > 0 && data[0] == '{' && json.Unmarshal(data, &o) == nil && o.Zklock != "" {
 		return NodeData{ByZklock: true, Owner: o}

@@ -1,4 +1,4 @@
-package zkconn
+package sasl
 
 import (
 	"errors"
@@ -17,6 +17,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/krberror"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // krb5Client is all the GSSAPI mechanism (gssapi.go) needs from a Kerberos
@@ -107,7 +108,7 @@ func newGokrb5Client(l *KerberosLogin) (*gokrb5Client, error) {
 	}
 	cc, err := credentials.LoadCCache(path)
 	if err != nil {
-		return nil, refusedf("no usable ticket cache %s (run kinit): %v", path, err)
+		return nil, zkconn.SASLRefused("no usable ticket cache %s (run kinit): %v", path, err)
 	}
 	if l.Client != "" {
 		want := l.Client
@@ -116,16 +117,16 @@ func newGokrb5Client(l *KerberosLogin) (*gokrb5Client, error) {
 			got, _, _ = strings.Cut(got, "@")
 		}
 		if got != want {
-			return nil, refusedf("the ticket cache %s holds tickets for %s, not %s", path, got, want)
+			return nil, zkconn.SASLRefused("the ticket cache %s holds tickets for %s, not %s", path, got, want)
 		}
 	}
 	cl, err := client.NewFromCCache(cc, cfg, client.DisablePAFXFAST(true))
 	if err != nil {
-		return nil, refusedf("ticket cache %s: %v (run kinit)", path, err)
+		return nil, zkconn.SASLRefused("ticket cache %s: %v (run kinit)", path, err)
 	}
 	for _, c := range cc.GetEntries() {
 		if len(c.Server.PrincipalName.NameString) > 0 && c.Server.PrincipalName.NameString[0] == "krbtgt" && time.Now().After(c.EndTime) {
-			return nil, refusedf("the ticket cache %s expired at %s (run kinit)", path, c.EndTime.Local().Format(time.DateTime))
+			return nil, zkconn.SASLRefused("the ticket cache %s expired at %s (run kinit)", path, c.EndTime.Local().Format(time.DateTime))
 		}
 	}
 	return &gokrb5Client{cl}, nil
@@ -162,11 +163,11 @@ func classifyKrb5(err error) error {
 	case krberror.DecryptingError:
 		// The KDC's answer is encrypted with the client's key: the
 		// keytab's key is not the KDC's (changed since, or wrong).
-		return refusedf("the client's key does not match the KDC's (changed since the keytab was made, or another principal's)")
+		return zkconn.SASLRefused("the client's key does not match the KDC's (changed since the keytab was made, or another principal's)")
 	case krberror.KDCError, krberror.ChksumError:
 		// The KDC said no (unknown principal, wrong key, expired key or
 		// password), or its answer could not be decrypted with our key.
-		return refusedf("%s", lastKrb5Text(ke))
+		return zkconn.SASLRefused("%s", lastKrb5Text(ke))
 	}
 	return err
 }

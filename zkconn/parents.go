@@ -1,26 +1,36 @@
-package lock
+package zkconn
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/zkconn"
 )
 
 // ErrEphemeralParent means the lock path, or one of its parents, is an
 // ephemeral node, which cannot have children.
 var ErrEphemeralParent = errors.New("parent is an ephemeral node")
 
-// ensurePath creates the lock path and any missing parents as container
+// MaxCreateAttempts bounds how often a create under a lock path is retried
+// after NoNode: each retry means a parent container was reaped between two
+// calls, which needs a release racing our join; more than a handful in a
+// row means something else is deleting the path.
+const MaxCreateAttempts = 8
+
+// removeTimeout bounds RemoveEmpty, which runs on the way out of a failed
+// create, when the caller's context may already be done.
+const removeTimeout = 5 * time.Second
+
+// EnsurePath creates the lock path and any missing parents as container
 // nodes, top-down, so that the server removes them again once they are empty
 // and lock paths leave no garbage behind (persistent ones when the client
-// protects its lock paths: zkconn.Client.CreatePathNode). It is only called
-// after a create failed with NoNode: the common case pays no extra round
-// trips. It appends the nodes it created to made, also on error.
-func ensurePath(ctx context.Context, c *zkconn.Client, path string, made *[]string) error {
+// protects its lock paths: CreatePathNode). Call it only after a create
+// failed with NoNode: the common case then pays no extra round trips. It
+// appends the nodes it created to made, also on error.
+func (c *Client) EnsurePath(ctx context.Context, path string, made *[]string) error {
 	p := ""
 	for _, comp := range strings.Split(path[1:], "/") {
 		p += "/" + comp
@@ -49,16 +59,16 @@ func ensurePath(ctx context.Context, c *zkconn.Client, path string, made *[]stri
 	return nil
 }
 
-// removeEmpty deletes the containers in made, deepest first, after the
-// create they were made for failed: the server reaps a container only once
-// it has had a child, so one that never had any would stay forever. A
-// container that another contender has meanwhile used is not empty, and
-// the delete leaves it alone.
-func removeEmpty(c *zkconn.Client, made []string) {
+// RemoveEmpty deletes the containers in made (by EnsurePath), deepest
+// first, after the create they were made for failed: the server reaps a
+// container only once it has had a child, so one that never had any would
+// stay forever. A container that another contender has meanwhile used is
+// not empty, and the delete leaves it alone.
+func (c *Client) RemoveEmpty(made []string) {
 	if len(made) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
 	for i := len(made) - 1; i >= 0; i-- {
 		if err := c.Delete(ctx, made[i]); err != nil && !errors.Is(err, zk.ErrNoNode) {

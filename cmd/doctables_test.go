@@ -1,0 +1,101 @@
+package cmd
+
+import (
+	"flag"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated tables in the documentation")
+
+// docTables are the tables in the documentation that are rendered from the
+// code: each sits between a start line naming it and endMark.
+var docTables = []struct {
+	file, name string
+	render     func() string
+}{
+	{"../README.md", "exit codes", func() string {
+		return markdownTable([2]string{"code", "meaning"}, exitCodes, false)
+	}},
+	{"../docs/guide/run.md", "the command's environment", func() string {
+		return markdownTable([2]string{"variable", "value"}, commandVariables(), true)
+	}},
+	{"../docs/guide/configuration.md", "environment variables", func() string {
+		return markdownTable([2]string{"variable", "meaning"}, environment, true)
+	}},
+}
+
+const endMark = "<!-- end of generated table -->"
+
+func startMark(name string) string {
+	return "<!-- generated table: " + name + " (go test ./cmd -run TestDocTables -update) -->"
+}
+
+// TestDocTables: the exit codes and the environment variables are
+// documented in one place, the code, and the documentation's tables are
+// rendered from it. With -update the tables are rewritten.
+func TestDocTables(t *testing.T) {
+	for _, d := range docTables {
+		b, err := os.ReadFile(d.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		start := strings.Index(text, startMark(d.name))
+		end := strings.Index(text, endMark)
+		for end >= 0 && end < start {
+			next := strings.Index(text[end+1:], endMark)
+			if next < 0 {
+				end = -1
+				break
+			}
+			end += 1 + next
+		}
+		if start < 0 || end < 0 {
+			t.Errorf("%s: no %q ... %q around the table of %s", d.file, startMark(d.name), endMark, d.name)
+			continue
+		}
+		head := start + len(startMark(d.name)) + 1
+		want := d.render()
+		if text[head:end] == want {
+			continue
+		}
+		if !*update {
+			t.Errorf("%s: the table of %s is not the code's; run go test ./cmd -run TestDocTables -update\nwant:\n%s", d.file, d.name, want)
+			continue
+		}
+		if err := os.WriteFile(d.file, []byte(text[:head]+want+text[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestExitCodesDocumented: every exit code zklock itself chooses has a row.
+func TestExitCodesDocumented(t *testing.T) {
+	var names []string
+	for _, r := range exitCodes {
+		names = append(names, r.name)
+	}
+	for _, code := range []int{ExitUsage, ExitUnavailable, ExitBusy, ExitLockLost, ExitPermission, ExitMaxRuntime, ExitCannotExec, ExitNotFound} {
+		if !slices.Contains(names, strconv.Itoa(code)) {
+			t.Errorf("exit code %d is not documented in exitCodes", code)
+		}
+	}
+}
+
+// TestEnvironmentDocumented: every variable a setting is read from has a
+// row in environment.
+func TestEnvironmentDocumented(t *testing.T) {
+	var names []string
+	for _, r := range environment {
+		names = append(names, strings.Split(r.name, ", ")...)
+	}
+	for _, s := range settings {
+		if s.env != "" && !slices.Contains(names, s.env) {
+			t.Errorf("%s (for --%s) is not documented in environment", s.env, s.flag)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package cmd
+
+import (
+	"regexp"
+
+	"github.com/zklock/zklock/internal/runner"
+)
+
+// environment documents the variables zklock reads: zklock --help's list
+// and the table in docs/guide/configuration.md are rendered from it
+// (TestDocTables), and every variable a setting reads must be here
+// (TestEnvironmentDocumented). A name may be several that go together,
+// separated by ", ".
+var environment = []reference{
+	{envConfig, "the one configuration file to read, instead of the user's and the system's"},
+	{envServers, "default for `--servers`"},
+	{envAuth, "default for `--auth`; removed from the command's environment"},
+	{envAuthFile, "default for `--auth-file`"},
+	{envJAAS, "default for `--jaas`"},
+	{envSASLPassword, "the password for `--sasl digest`; removed from the command's environment"},
+	{"KRB5_CONFIG, KRB5CCNAME", "Kerberos configuration and ticket cache, as for kinit"},
+	{envTLSCA + ", " + envTLSCert + ", " + envTLSKey, "defaults for `--tls-ca`, `--tls-cert`, `--tls-key`"},
+	{envProgress, "`1`: default for `--progress`"},
+	{runner.EnvHeld + ", ZKLOCK_PID", "set for the command: the locks it holds, which a zklock started inside it reads to re-enter (see `zklock run --help`)"},
+	{"NO_COLOR", "any value: no colour"},
+	{"TERM", "`dumb`: no colour, no status line while waiting, no symbols"},
+}
+
+// environmentHelp is the environment as --help shows it.
+var environmentHelp = "Environment:\n" + helpList(environment)
+
+// commandVariables are the variables the command gets (see
+// runner.CommandVariables), as references.
+func commandVariables() []reference {
+	out := make([]reference, len(runner.CommandVariables))
+	for i, v := range runner.CommandVariables {
+		out[i] = reference{v.Name, v.Meaning}
+	}
+	return out
+}
+
+// commandEnvironmentHelp is what the command gets, as zklock run --help
+// shows it.
+var commandEnvironmentHelp = "Environment of CMD:\n" + helpList(commandVariables())
+
+// linkRe is a Markdown link; --help shows its text.
+var linkRe = regexp.MustCompile(`\[([^]]*)\]\([^)]*\)`)

@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// skewedEnsemble starts a 3-server ensemble whose server 3 runs its wall
+// clock 2h behind (libfaketime), and returns it with that server and
+// server 2, whose clock is right. With equal data, an election picks the
+// highest id among the servers up: 3 while all are, 2 while 3 is down.
+func skewedEnsemble(t *testing.T) (c *zktest.Cluster, slow, right *zktest.Server) {
+	t.Helper()
+	zktest.NeedServer(t)
+	env, err := zktest.Faketime(-2 * time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c, err = zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}})
+	if err != nil {
+		t.Fatalf("cannot start a 3-server ensemble with a slow clock on server 3: %v", err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	return c, c.Server(2), c.Server(1)
+}
+
+// lead makes s the ensemble's leader, as srvr reports it: it stops
+// whichever server leads (the others elect one among themselves) and
+// starts it again as a follower, until s leads.
+func lead(t *testing.T, c *zktest.Cluster, s *zktest.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	for range 3 {
+		l, err := c.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l == s {
+			return
+		}
+		if err := l.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Leader(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatalf("server %d would not lead", s.ID())
+}
+
+// TestOncePerClockSkew: --once-per on an ensemble whose servers' clocks
+// disagree by 2h, in both directions. A success dated by the slow leader
+// looks 2h old to a leader with the right clock: the job must not run
+// again within its window of 1h. A success dated by the right clock looks
+// 2h in the future to the slow leader: a 1m job is skipped, and says why,
+// with both ages and the way out.
+func TestOncePerClockSkew(t *testing.T) {
+	c, slow, right := skewedEnsemble(t)
+	dir := t.TempDir()
+	// twice runs a job under one leader, then again under another, and
+	// returns the second run; the job must have run once.
+	twice := func(t *testing.T, path, window string, first, then *zktest.Server) result {
+		t.Helper()
+		runs := filepath.Join(dir, path[strings.LastIndexByte(path, '/')+1:])
+		job := func() result {
+			return runWithin(t, 60*time.Second, zklock(t, "--servers", c.ConnectString(), "-v", "run", "--once-per", window, "--path", path,
+				"--", "sh", "-c", `echo x >> "$1"`, "sh", runs))
+		}
+		lead(t, c, first)
+		if r := job(); r.code != 0 {
+			t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
+		}
+		lead(t, c, then)
+		r := job()
+		t.Logf("after the failover: exit %d; stderr: %s", r.code, r.stderr)
+		if n := lines(runs); n != 1 {
+			t.Fatalf("the job ran %d times within its window of %s, dated by server %d, then read by server %d", n, window, first.ID(), then.ID())
+		}
+		return r
+	}
+
+	t.Run("dated by the slow leader", func(t *testing.T) {
+		r := twice(t, lockPath(t), "1h", slow, right)
+		if r.code != 75 || !strings.Contains(r.stderr, "old by the servers' clocks") || !strings.Contains(r.stderr, "old by the clock of") {
+			t.Errorf("exit %d, want 75 and both ages; stderr: %s", r.code, r.stderr)
+		}
+	})
+
+	t.Run("dated by the right clock, read by the slow leader", func(t *testing.T) {
+		path := lockPath(t)
+		twice(t, path, "1m", right, slow)
+		// Without -v, a skip in doubt still says why, in one line.
+		c := zklock(t, "--servers", c.ConnectString(), "run", "--once-per", "1m", "--path", path, "--", "true")
+		r := runWithin(t, 60*time.Second, c)
+		if r.code != 75 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "in the future by the servers' clocks") ||
+			!strings.Contains(r.stderr, "old by the clock of") || !strings.Contains(r.stderr, "zklock forget --path "+path) {
+			t.Errorf("exit %d, want 75 and one line with both ages and the way out; stderr: %s", r.code, r.stderr)
+		}
+	})
+}

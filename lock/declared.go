@@ -1,0 +1,39 @@
+package lock
+
+import "encoding/json"
+
+// declared is what the recipes read from a contender's data. zklock writes a
+// JSON object into each of its nodes (host, pid, command line and more, for
+// people); three of its members are part of the protocol between
+// contenders:
+//
+//   - "zklock", non-empty: the contender recognises every library's node
+//     names, so its nodes are no flavor conflict whatever their names (see
+//     FlavorConflictError);
+//   - "limit": the semaphore limit its holder declared, so that holders
+//     that disagree are told (see LimitMismatchError);
+//   - "revoke": a revocation its holder was asked for and goes on
+//     regardless of (see Revocation).
+//
+// Any other data (Curator writes the client's IP address, Kazoo its
+// identifier) declares nothing.
+type declared struct {
+	Zklock string     `json:"zklock"`
+	Limit  int        `json:"limit"`
+	Revoke Revocation `json:"revoke"`
+}
+
+// declaration reads what data declares; ok is false for data that is not
+// a zklock's.
+func declaration(data []byte) (d declared, ok bool) {
+	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &d) != nil || d.Zklock == "" {
+		return declared{}, false
+	}
+	return d, true
+}
+
+// byZklock reports whether data was written by a zklock.
+func byZklock(data []byte) bool {
+	_, ok := declaration(data)
+	return ok
+}

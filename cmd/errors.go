@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zklock/zklock/internal/config"
+	"github.com/zklock/zklock/internal/files"
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/view"
@@ -50,7 +51,7 @@ func exitCode(err error) int {
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
 		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, sasl.ErrBadJAAS),
 		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)),
-		errors.As(err, new(*runner.SelfWaitError)):
+		errors.As(err, new(*runner.SelfWaitError)), errors.Is(err, files.ErrRefused):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -120,6 +121,8 @@ func message(err error, help string) string {
 		return err.Error()
 	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrRevoked):
 		return err.Error() + "; left the queue without running the command"
+	case errors.Is(err, lockexec.ErrMaxRuntime):
+		return err.Error() + " (--max-runtime)"
 	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrRevoked):
 		return ""
 	case errors.As(err, new(*config.Error)):

@@ -3,9 +3,9 @@ package sasl
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/zklock/zklock/internal/files"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -65,9 +65,11 @@ type jaasModule struct {
 // ReadJAAS reads section of a JAAS file and returns the SASL login its
 // first login module describes.
 func ReadJAAS(file, section string) (zkconn.SASLLogin, error) {
-	b, err := os.ReadFile(file)
+	kind := files.JAAS
+	kind.Secret = jaasSecret
+	b, err := kind.Read(file)
 	if err != nil {
-		return nil, &JAASError{File: file, Problem: err.Error()}
+		return nil, err
 	}
 	sections, err := parseJAAS(string(b))
 	if err != nil {
@@ -263,4 +265,25 @@ func jaasTokens(src string) ([]jaasToken, error) {
 		}
 	}
 	return toks, nil
+}
+
+// jaasSecret reports whether a JAAS file holds a password: a login
+// module's password option, or a user_NAME option of a server's section.
+// Such a file is a secret (files.Kind.Secret); one that only names a
+// keytab or a ticket cache is not.
+func jaasSecret(data []byte) bool {
+	sections, err := parseJAAS(string(data))
+	if err != nil {
+		return false // ReadJAAS says what is wrong with it
+	}
+	for _, mods := range sections {
+		for _, m := range mods {
+			for k := range m.options {
+				if k == "password" || strings.HasPrefix(k, "user_") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

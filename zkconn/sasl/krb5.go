@@ -17,6 +17,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/krberror"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
+	"github.com/zklock/zklock/internal/files"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -83,13 +84,21 @@ type gokrb5Client struct{ cl *client.Client }
 // answered, a refusal when the KDC or the cache says no.
 func newGokrb5Client(l *KerberosLogin) (*gokrb5Client, error) {
 	cfgPath := krb5ConfigPath()
-	cfg, err := config.Load(cfgPath)
+	b, err := files.Krb5Conf.Read(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.NewFromString(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("kerberos configuration %s: %v", cfgPath, err)
 	}
 	if l.Keytab != "" {
-		kt, err := keytab.Load(l.Keytab)
+		b, err := files.Keytab.Read(l.Keytab)
 		if err != nil {
+			return nil, err
+		}
+		kt := keytab.New()
+		if err := kt.Unmarshal(b); err != nil {
 			return nil, fmt.Errorf("keytab %s: %v", l.Keytab, err)
 		}
 		user, realm, ok := strings.Cut(l.Client, "@")
@@ -106,7 +115,11 @@ func newGokrb5Client(l *KerberosLogin) (*gokrb5Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc, err := credentials.LoadCCache(path)
+	cc, err := readCCache(path)
+	var refused *files.Error
+	if errors.As(err, &refused) && errors.Unwrap(refused) == nil {
+		return nil, err // not a regular file, too large, or not private
+	}
 	if err != nil {
 		return nil, zkconn.SASLRefused("no usable ticket cache %s (run kinit): %v", path, err)
 	}
@@ -139,11 +152,24 @@ func ccachePrincipal(name string) string {
 	if err != nil {
 		return ""
 	}
-	cc, err := credentials.LoadCCache(path)
+	cc, err := readCCache(path)
 	if err != nil {
 		return ""
 	}
 	return cc.DefaultPrincipal.PrincipalName.PrincipalNameString() + "@" + cc.DefaultPrincipal.Realm
+}
+
+// readCCache reads a ticket cache file, bounded (files.TicketCache).
+func readCCache(path string) (*credentials.CCache, error) {
+	b, err := files.TicketCache.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	cc := new(credentials.CCache)
+	if err := cc.Unmarshal(b); err != nil {
+		return nil, err
+	}
+	return cc, nil
 }
 
 // classifyKrb5 maps gokrb5's errors, which keep no error chain, onto

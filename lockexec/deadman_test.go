@@ -80,3 +80,33 @@ func TestWatchdogRenewedKeepsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadmanSwitchParses reads the protocol's lines, and ignores what is
+// not one of them, without allocating: the watchdog runs with the garbage
+// collector off (watchdogEnviron), and it is renewed many times per session
+// timeout for as long as a command runs.
+func TestDeadmanSwitchParses(t *testing.T) {
+	for _, c := range []struct {
+		lines      []string
+		pgid       int
+		stop, kill int64
+	}{
+		{[]string{"arm 4242", "at 1000 2000"}, 4242, 1000, 2000},
+		{[]string{"at 1000 2000", "at 3000 4000"}, 0, 3000, 4000},
+		{[]string{"arm", "arm -3", "arm 12x", "at 5", "at 1 x", "bogus 1 2"}, 0, 0, 0},
+		{[]string{"at 0 0"}, 0, 0, 0},
+	} {
+		var s deadmanSwitch
+		for _, l := range c.lines {
+			s.handle([]byte(l))
+		}
+		if s.pgid != c.pgid || s.stopAt != c.stop || s.killAt != c.kill {
+			t.Errorf("%q: pgid %d, at %d %d; want %d, at %d %d", c.lines, s.pgid, s.stopAt, s.killAt, c.pgid, c.stop, c.kill)
+		}
+	}
+	var s deadmanSwitch
+	arm, at := []byte("arm 4242"), []byte("at 1732377600000000000 1732377602000000000")
+	if n := testing.AllocsPerRun(100, func() { s.handle(arm); s.handle(at) }); n != 0 {
+		t.Errorf("handle allocates %v times per line pair, want 0", n)
+	}
+}

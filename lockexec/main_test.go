@@ -42,7 +42,11 @@ const (
 	envSigLog   = "LOCKEXEC_TEST_SIGLOG"   // run: file to append received signals to
 	envShellLog = "LOCKEXEC_TEST_SHELLLOG" // shell: event log
 	envFgFile   = "LOCKEXEC_TEST_FGFILE"   // shell: created by the test to request fg
+	envBusy     = "LOCKEXEC_TEST_BUSY"     // run: keep a goroutine busy on the CPU
 )
+
+// busyWork is what the busy goroutine of envBusy does.
+var busyWork int
 
 func TestMain(m *testing.M) {
 	if IsWatchdog() {
@@ -100,6 +104,15 @@ func helperRun() int {
 		}
 	}()
 	warn := func(s string) { fmt.Fprintln(os.Stderr, "zklock:", s) }
+	if os.Getenv(envBusy) != "" {
+		// Another goroutine wants the P all the time, as zklock's own
+		// do at moments (decoding a reply, collecting garbage).
+		go func() {
+			for {
+				busyWork++
+			}
+		}()
+	}
 	wd, err := StartWatchdog()
 	if err != nil {
 		warn(err.Error())

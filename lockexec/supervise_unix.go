@@ -83,7 +83,12 @@ func Supervise(ctx context.Context, s Spec) error {
 		defer signal.Stop(contC)
 	}
 
-	c, err := startChild(path, s.Argv, attr)
+	// The watchdog is armed with the command's group (its pid) the moment
+	// the fork returns, on the forking thread: the command has no time to
+	// run, let alone to start children, while zklock could die or stop
+	// without the watchdog knowing whom to kill.
+	var armErr error
+	c, err := startChild(path, s.Argv, attr, func(pid int) { armErr = s.Watchdog.arm(pid) })
 	runtime.KeepAlive(stdin)
 	runtime.KeepAlive(stdout)
 	runtime.KeepAlive(stderr)
@@ -92,8 +97,8 @@ func Supervise(ctx context.Context, s Spec) error {
 	}
 	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.KillGrace, wd: s.Watchdog}
 	defer sv.stopTimers()
-	if err := sv.wd.arm(c.pid); err != nil {
-		sv.warn((&WatchdogError{Op: "arm", Err: err}).Error())
+	if armErr != nil {
+		sv.warn((&WatchdogError{Op: "arm", Err: armErr}).Error())
 	}
 	return sv.loop(ctx, contC)
 }

@@ -87,4 +87,3 @@ func (o *Options) checkEnvironment() error {
 	}
 	return nil
 }
-

@@ -90,6 +90,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := o.checkEnvironment(); err != nil {
+		return err
+	}
 	sigs := catchSignals()
 	defer signal.Stop(sigs)
 	o.gc = quietGC()

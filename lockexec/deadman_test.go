@@ -11,14 +11,14 @@ import (
 // TestWatchdogStopsUnrenewedCommand: zklock stops renewing the watchdog's
 // deadlines (as it does when it is frozen: here it simply never renews),
 // and the watchdog, not zklock, ends the command's whole group at the
-// deadline. Run then reports the loss of the lock, not the command's own
+// deadline. Supervise then reports the loss of the lock, not the command's own
 // failure.
 func TestWatchdogStopsUnrenewedCommand(t *testing.T) {
 	unrenewed(t, treeScript, 600*time.Millisecond, time.Second, 600*time.Millisecond)
 }
 
 // unrenewed runs script (which marks "ready" with its pids) under a
-// watchdog whose deadlines, stop and kill from now, are never renewed. Run
+// watchdog whose deadlines, stop and kill from now, are never renewed. Supervise
 // must report a lock loss acted on by the watchdog, no sooner than
 // notBefore, and leave none of the pids alive.
 func unrenewed(t *testing.T, script string, stop, kill, notBefore time.Duration) {

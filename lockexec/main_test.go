@@ -22,7 +22,7 @@ import (
 
 // The test binary doubles as two helper programs, chosen by envHelper:
 //
-//	run:   a miniature zklock: lockexec.Run on the command in envArgv, with
+//	run:   a miniature zklock: lockexec.Supervise on the command in envArgv, with
 //	       INT/TERM/HUP/QUIT forwarded; every signal it receives is logged
 //	       to envSigLog, so a test can prove the terminal did not deliver
 //	       Ctrl-C to it.
@@ -118,7 +118,7 @@ func helperRun() int {
 		warn(err.Error())
 	}
 	defer wd.Retire()
-	err = Run(context.Background(), Spec{
+	err = Supervise(context.Background(), Spec{
 		Argv:     argv,
 		Signals:  forward,
 		Watchdog: wd,

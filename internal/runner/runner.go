@@ -42,7 +42,7 @@ type Options struct {
 	Mode   lock.Mode
 	Flavor lock.Flavor
 	// Wait is how long to wait for the locks.
-	Wait Wait
+	Wait WaitLimit
 	// ConflictCode is the exit code for busy and wait timeouts.
 	ConflictCode int
 	// Version goes into the node data.
@@ -90,6 +90,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := o.checkEnvironment(); err != nil {
+		return err
+	}
 	sigs := catchSignals()
 	defer signal.Stop(sigs)
 	o.gc = quietGC()
@@ -134,13 +137,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer stop()
 	budget := NewBudget(client.Contact().Timeout, o.KillGrace)
 	// The command is about to run: the watchdog starts now unless the wait
-	// started it (see lazyWatchdog), and lockexec.Run arms it.
+	// started it (see lazyWatchdog), and lockexec.Supervise arms it.
 	wd := o.wd.wait()
 	lost, revoked := o.guard(runCtx, client, h, wd)
 	settled := o.settleAfter(settleDelay, leases, acquired)
 	defer settled.stop()
 	o.marks.mark("command")
-	err = lockexec.Run(runCtx, lockexec.Spec{
+	err = lockexec.Supervise(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
 		Path:          cmdPath,
 		Env:           env,
@@ -242,7 +245,7 @@ func catchSignals() chan os.Signal {
 // Starting late leaves the command no moment without its dead man's
 // switch: wait returns only once StartWatchdog has returned, that is once
 // the watchdog's exec has succeeded and it holds the read end of its pipe;
-// Run calls it before lockexec.Run starts the command, and lockexec.Run
+// Run calls it before lockexec.Supervise starts the command, and lockexec.Supervise
 // arms it with the command's group right after the fork, as it did when
 // the watchdog started with zklock. From the watchdog's start on, zklock's
 // death closes the pipe under it whether or not it has begun to read, and

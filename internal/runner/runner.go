@@ -289,25 +289,6 @@ func (w *lazyWatchdog) retire() {
 	}
 }
 
-// firstOf passes on the first error from a or b (either may be nil). The
-// goroutine ends with it, or with ctx.
-func firstOf(ctx context.Context, a, b <-chan error) <-chan error {
-	if b == nil {
-		return a
-	}
-	out := make(chan error, 1)
-	go func() {
-		select {
-		case err := <-a:
-			out <- err
-		case err := <-b:
-			out <- err
-		case <-ctx.Done():
-		}
-	}()
-	return out
-}
-
 // revokeNoteTimeout bounds noting a pending revocation in our node; it is
 // only for display.
 const revokeNoteTimeout = 5 * time.Second

@@ -37,7 +37,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, lockexec.ErrLockLost), errors.Is(err, lockexec.ErrRevoked), errors.Is(err, lock.ErrRevoked):
+	case errors.Is(err, lockexec.ErrLockLost), errors.Is(err, lockexec.ErrLockRevoked), errors.Is(err, lock.ErrRevoked):
 		return ExitLockLost
 	case errors.Is(err, lockexec.ErrMaxRuntime):
 		return ExitMaxRuntime
@@ -51,7 +51,8 @@ func exitCode(err error) int {
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
 		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, sasl.ErrBadJAAS),
 		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)),
-		errors.As(err, new(*runner.SelfWaitError)), errors.Is(err, files.ErrRefused):
+		errors.As(err, new(*runner.SelfWaitError)), errors.Is(err, files.ErrRefused),
+		errors.As(err, new(*runner.EnvTooLargeError)):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -106,6 +107,8 @@ func message(err error, help string) string {
 		return err.Error() + " (take it exclusive in the outer zklock, or add --shared here)"
 	case errors.As(err, new(*runner.OnceHeldError)):
 		return err.Error() + " (give --once-per to the outer zklock)"
+	case errors.As(err, new(*runner.EnvTooLargeError)):
+		return err.Error() + "; nothing was locked (use fewer --path's, shorter paths, or a lock of their own for the job's parts)"
 	case errors.As(err, new(*runner.SelfWaitError)):
 		return err.Error() + "; its " + runner.EnvHeld + " did not reach this zklock: pass it on (sudo --preserve-env=" +
 			runner.EnvHeld + ",ZKLOCK_PID; env -i " + runner.EnvHeld + "=\"$" + runner.EnvHeld + "\" ZKLOCK_PID=$ZKLOCK_PID …)"
@@ -119,9 +122,11 @@ func message(err error, help string) string {
 			return err.Error() + " (" + held + "; it may run with --on-revoke ignore)"
 		}
 		return err.Error()
-	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrRevoked):
+	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrLockRevoked):
 		return err.Error() + "; left the queue without running the command"
-	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrRevoked):
+	case errors.Is(err, lockexec.ErrMaxRuntime):
+		return err.Error() + " (--max-runtime)"
+	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrLockRevoked):
 		return ""
 	case errors.As(err, new(*config.Error)):
 		return err.Error() + " (see zklock config --help)"

@@ -76,6 +76,9 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		}
 	}
 	if g.TLS || g.TLSFiles != (zkconn.TLSFiles{}) {
+		if (g.TLSFiles.Cert == "") != (g.TLSFiles.Key == "") {
+			return zkconn.Options{}, usageErrorf("a client certificate needs both --tls-cert and --tls-key")
+		}
 		cfg, err := g.TLSFiles.Config()
 		if err != nil {
 			return zkconn.Options{}, &UsageError{Err: err}
@@ -125,14 +128,13 @@ func Main() int {
 	if lockexec.IsWatchdog() {
 		return lockexec.WatchdogMain()
 	}
-	oneThread()
 	survivePipes()
 	return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	u := newUI(stdout, stderr)
-	root := newCmdRoot(u)
+	root := newCmdRoot(u, completionRequest(args))
 	root.SetArgs(args)
 	ran := root
 	err := unknownCommand(root, args)
@@ -145,6 +147,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
+// completionRequest reports whether args ask the shell's question of
+// completion. Only such a request needs the completion functions, and
+// registering them walks every flag of every command: a third of the
+// instructions of zklock's start otherwise.
+func completionRequest(args []string) bool {
+	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
+}
+
 // helpFor is where a usage error of the command that ran is explained: its
 // own --help, which lists its flags (zklock --help does not).
 func helpFor(c *cobra.Command) string {
@@ -154,12 +164,13 @@ func helpFor(c *cobra.Command) string {
 	return c.CommandPath() + " --help"
 }
 
-func newCmdRoot(u *ui) *cobra.Command {
+// newCmdRoot builds the command tree; with completing, the flags'
+// completion functions too.
+func newCmdRoot(u *ui, completing bool) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:   "zklock",
 		Short: "Run a command while holding a lock in ZooKeeper: flock(1) for a fleet",
-		Long:  rootHelp,
 		Example: `  zklock run --path /locks/backup -- /usr/local/bin/backup.sh
   zklock tryrun --path /locks/deploy -- make deploy
   zklock run --path /locks/db-migrate --timeout 10m -- ./migrate up
@@ -175,6 +186,11 @@ func newCmdRoot(u *ui) *cobra.Command {
 	}
 	root.SetOut(u.out)
 	root.SetErr(u.err)
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		lazyLong(c)
+		help(c, args)
+	})
 	root.SetFlagErrorFunc(flagError)
 	root.SuggestionsMinimumDistance = 2
 	root.Version = Version()
@@ -196,7 +212,9 @@ func newCmdRoot(u *ui) *cobra.Command {
 		newCmdCompletion(root),
 		newCmdDoctor(g, u, nil),
 	)
-	registerCompletions(root, g)
+	if completing {
+		registerCompletions(root, g)
+	}
 	return root
 }
 
@@ -228,22 +246,41 @@ func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
 	}
 }
 
+// longHelps are the long help texts made only when help is shown or the
+// command tree is documented, by command path: the lists they hold (exit
+// codes, environment) would cost every zklock run a tenth of its start to
+// render.
+var longHelps = map[string]func() string{
+	"zklock":        rootHelp,
+	"zklock run":    runLong,
+	"zklock tryrun": tryrunLong,
+}
+
+// lazyLong gives c its long help, if it is one of longHelps.
+func lazyLong(c *cobra.Command) {
+	if f, ok := longHelps[c.CommandPath()]; ok && c.Long == "" {
+		c.Long = f()
+	}
+}
+
 // rootHelp is zklock --help's text above the commands.
-var rootHelp = `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
+func rootHelp() string {
+	return `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
 cron job, a CI stage or an ops script runs on one machine at a time.
 
 Waiters queue in FIFO order and each watches only the waiter ahead of it, so a
 release wakes exactly one process. The lock's nodes are ephemeral: if zklock or
 its host dies, the lock is released when the session expires.
 
-` + exitCodeHelp + `
+` + exitCodeHelp() + `
 
 Settings come from the flags, then the environment, then the user's
 configuration file (~/.config/zklock/config.toml), then the system's
 (/etc/zklock/config.toml), then the built-in defaults; zklock config shows
 each setting and where it came from.
 
-` + environmentHelp
+` + environmentHelp()
+}
 
 // addFlags defines the connection flags every command shares.
 func (g *globalOptions) addFlags(pf *pflag.FlagSet) {

@@ -20,6 +20,7 @@ import (
 // its deadlines follow the timeout granted on the reconnect, not the one
 // it had when it took the lock.
 func TestTimeoutShrinksOnRollingRestart(t *testing.T) {
+	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{})

@@ -41,7 +41,7 @@ func TestTimeoutFollowsReconnects(t *testing.T) {
 	// A rolling restart lowered the servers' maxSessionTimeout.
 	at(2000)
 	changed := tr.changes()
-	fc, c = resumeOn(tr, 4*time.Second)
+	resumeOn(tr, 4*time.Second)
 	want("shrunk", 4*time.Second, 4*time.Second, 0)
 	select {
 	case <-changed:

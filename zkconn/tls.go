@@ -37,7 +37,7 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if (f.Cert == "") != (f.Key == "") {
-		return nil, fmt.Errorf("%w: a client certificate needs both --tls-cert and --tls-key", ErrBadTLS)
+		return nil, fmt.Errorf("%w: a client certificate needs both its certificate file and its key file", ErrBadTLS)
 	}
 	if f.Cert != "" {
 		cert, err := files.TLSCert.Read(f.Cert)

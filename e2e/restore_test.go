@@ -96,6 +96,7 @@ func (p *pair) holderLostState(t *testing.T) {
 // take that refusal for the lost lock it is, at once, and not for silence
 // until its deadline.
 func TestWipedServer(t *testing.T) {
+	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := zktest.StartStandalone(ctx, zktest.Options{})
@@ -150,6 +151,7 @@ func restartAll(t *testing.T, ctx context.Context, c *zktest.Cluster) {
 // restored ensemble elects a leader and serves, refuses the holder's
 // resume and admits anyone else: the holder must stop at once.
 func TestRestoredEnsemble(t *testing.T) {
+	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{})

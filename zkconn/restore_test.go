@@ -20,6 +20,7 @@ import (
 // known and the follower caught up after a sync, and the session must
 // carry on.
 func TestLaggingFollowerIsNoLoss(t *testing.T) {
+	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{PeerProxies: true})

@@ -481,6 +481,15 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 	if err != nil {
 		return client, held{}, err
 	}
+	// A --once-per job that can see a fresh success does not join the
+	// queue at all, and one that joins leaves it when a success is
+	// recorded while it waits (fresh.go).
+	var fresh *freshWatch
+	if p := successPath(o.Paths); o.OncePer > 0 && slices.Contains(take, p) {
+		if fresh, err = o.watchSuccess(ctx, client, p); err != nil {
+			return client, held{}, err
+		}
+	}
 	joined := time.Now()
 	wait := o.Wait.start(joined)
 	var pw *progressWatch
@@ -489,7 +498,11 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 		defer pw.close() // before the command starts, or the error is said
 	}
 	for {
-		leases, waitingOn, err := o.lockAll(ctx, client, take, me, wait, start, pw)
+		lctx, stopFresh := fresh.during(ctx)
+		leases, waitingOn, err := o.lockAll(lctx, client, take, me, wait, start, pw)
+		if recent := stopFresh(); recent != nil && err != nil {
+			return client, held{leases: leases}, recent
+		}
 		if err == nil {
 			err = lock.VerifyAll(ctx, leases)
 		}

@@ -99,6 +99,26 @@ func TestOncePerStorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server's watch count, sampled through the storm: each waiter
+	// watches its predecessor, its own node and the success record, so
+	// it stays within three per run.
+	maxWatches := 0
+	sampled := make(chan struct{})
+	stopSampling := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if m, err := zktest.Mntr(t.Context(), addr); err == nil {
+				n, _ := strconv.Atoi(m["zk_watch_count"])
+				maxWatches = max(maxWatches, n)
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
 	ran := filepath.Join(dir, "ran")
 	codes := make([]int, runs)
 	errs := make([]error, runs)
@@ -127,6 +147,8 @@ func TestOncePerStorm(t *testing.T) {
 	}
 	wg.Wait()
 	took := time.Since(start)
+	close(stopSampling)
+	<-sampled
 	after, err := zktest.Mntr(t.Context(), addr)
 	if err != nil {
 		t.Fatal(err)
@@ -146,8 +168,11 @@ func TestOncePerStorm(t *testing.T) {
 		t.Errorf("the job ran %d times and %d runs exited 0; want exactly once", n, zero)
 	}
 	packets := func(m map[string]string) int { n, _ := strconv.Atoi(m["zk_packets_received"]); return n }
-	t.Logf("%d runs done in %s; %.1f requests per run (zk_packets_received, shared server)",
-		runs, took.Round(time.Millisecond), float64(packets(after)-packets(before))/runs)
+	t.Logf("%d runs done in %s; %.1f requests per run (zk_packets_received, shared server); at most %d watches on the server",
+		runs, took.Round(time.Millisecond), float64(packets(after)-packets(before))/runs, maxWatches)
+	if maxWatches > 3*runs+20 {
+		t.Errorf("%d watches on the server during a storm of %d runs, want at most 3 per run", maxWatches, runs)
+	}
 	if ch := children(t, conn, path); len(ch) != 1 || ch[0] != success.NodeName {
 		t.Errorf("the lock path holds %v, want the record alone", ch)
 	}

@@ -36,7 +36,13 @@ import (
 //     replied (FinalRequestProcessor). A sync is answered after the server
 //     has applied every transaction the leader had committed when it took
 //     the sync (Leader.processSync waits for the proposals in flight), and
-//     every zxid ever shown to a client was committed first.
+//     every transaction's zxid ever shown to a client was committed first.
+//     A zxid whose counter is 0 names no transaction: a new leader reports
+//     makeZxid(epoch, 0) as its last processed zxid (Leader.lead) until the
+//     epoch's first transaction, while its followers still report the
+//     previous epoch's last one. A client that heard the leader is then
+//     refused by every follower, in a healthy ensemble (1): so only zxids
+//     of transactions count as seen.
 //
 // So when a server closes a resume without answering it, the client
 // probes: it resumes the session on a connection of its own to that
@@ -44,9 +50,9 @@ import (
 //
 //   - A ConnectResponse for session 0: the ensemble does not have the
 //     session (3). It is lost.
-//   - A zxid after the sync below the highest one this client has seen in
-//     any reply: the ensemble's committed history is older than what this
-//     client saw (4). The state it held is gone: lost.
+//   - A zxid after the sync below the highest transaction's zxid this
+//     client has seen in any reply: the ensemble's committed history is
+//     older than what this client saw (4). The state it held is gone: lost.
 //   - Otherwise the server lagged, or refused for another reason (not
 //     serving yet, a connection cap): nothing is concluded.
 //

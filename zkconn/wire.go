@@ -56,8 +56,9 @@ type wireTracker struct {
 	// their create, which is the node's czxid: the fencing token, without
 	// the extra round trip of an exists call.
 	created map[string]int64
-	// maxZxid is the highest zxid any reply or notification carried: the
-	// newest state of the ensemble this client has seen (restore.go).
+	// maxZxid is the highest zxid of a transaction that any reply or
+	// notification carried: the newest state of the ensemble this client
+	// has seen (restore.go).
 	maxZxid int64
 	// session and passwd are the session's id and password, from its
 	// ConnectResponse: what resuming it on a connection of zklock's own
@@ -270,8 +271,17 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	c.t.notifyLocked()
 }
 
-// sawZxid records a zxid the ensemble showed this client.
+// sawZxid records a zxid the ensemble showed this client, if it names a
+// transaction. A zxid whose counter (its low 32 bits) is 0 names none: a
+// new leader reports its epoch's first zxid, makeZxid(epoch, 0), as its
+// last processed one until the epoch's first transaction
+// (Leader.lead sets it), while its followers, synced by a DIFF, still
+// report the last transaction of the epoch before. Both hold the same
+// state; only transactions are compared (restore.go).
 func (t *wireTracker) sawZxid(z int64) {
+	if uint32(z) == 0 {
+		return
+	}
 	t.mu.Lock()
 	if z > t.maxZxid {
 		t.maxZxid = z

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// runResult runs c to its end, killed after within, from any goroutine:
+// the exit code (-1 when it could not run or was killed), stdout and stderr.
+func runResult(c *exec.Cmd, within time.Duration) result {
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	if err := c.Start(); err != nil {
+		return result{code: -1, stderr: err.Error()}
+	}
+	timer := time.AfterFunc(within, func() { c.Process.Kill() })
+	err := c.Wait()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case !timer.Stop():
+		r.code = -1
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		r.code = -1
+	}
+	return r
+}
+
+// holders is a set of zklock runs, each holding a lock of its own on a
+// real ensemble, each running until the file end appears.
+type holders struct {
+	dir  string
+	mu   sync.Mutex
+	done []result
+	wg   sync.WaitGroup
+}
+
+// startHolders starts n holders on c with session timeout timeout and
+// waits until every command runs.
+func startHolders(t *testing.T, c *zktest.Cluster, n int, timeout string) *holders {
+	t.Helper()
+	h := &holders{dir: t.TempDir()}
+	for i := range n {
+		marker := filepath.Join(h.dir, fmt.Sprintf("started-%d", i))
+		cmd := zklock(t, "--servers", c.ConnectString(), "--session-timeout", timeout,
+			"run", "--path", fmt.Sprintf("%s-%d", lockPath(t), i), "--",
+			"sh", "-c", `touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done`, "sh", marker, filepath.Join(h.dir, "end"))
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			r := runResult(cmd, 5*time.Minute)
+			h.mu.Lock()
+			h.done = append(h.done, r)
+			h.mu.Unlock()
+		}()
+		zktest.Eventually(t, 30*time.Second, "a holder's command to start", func() bool { return fileExists(marker) })
+	}
+	return h
+}
+
+// lost is how many holders have exited so far (none should before end).
+func (h *holders) lost() []result {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]result(nil), h.done...)
+}
+
+// end lets every command finish and checks each held its lock to the end.
+func (h *holders) end(t *testing.T, what string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(h.dir, "end"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.wg.Wait()
+	failed := 0
+	for _, r := range h.done {
+		if r.code != 0 {
+			failed++
+			t.Logf("a holder exited %d: %s", r.code, r.stderr)
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d holders lost their lock %s", failed, len(h.done), what)
+	}
+}
+
+// restartLeader stops the leader (SIGTERM), starts it again and waits
+// until the ensemble serves with a leader.
+func restartLeader(t *testing.T, ctx context.Context, c *zktest.Cluster) {
+	t.Helper()
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitServing(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// electionTimeout is the session timeout that TestLeaderRestarts gives
+// its holders: ZKLOCK_TEST_ELECTION_T, to measure the shortest that
+// holds, or a margin over the shortest measured on the test ensemble
+// (tickTime 200ms; see docs/guide/lock-loss.md).
+func electionTimeout() string {
+	if v := os.Getenv("ZKLOCK_TEST_ELECTION_T"); v != "" {
+		return v
+	}
+	return "10s"
+}
+
+// TestLeaderRestarts: 20 holders keep their locks through 5 leader
+// restarts, and 10 through a rolling restart of every server: a new
+// leader restarts every session's clock, and each holder resumes its
+// session within its budget.
+func TestLeaderRestarts(t *testing.T) {
+	ctx, c := ownEnsemble(t, zktest.Options{})
+	timeout := electionTimeout()
+	h := startHolders(t, c, 20, timeout)
+	for i := range 5 {
+		start := time.Now()
+		restartLeader(t, ctx, c)
+		t.Logf("leader restart %d: served again after %s", i+1, time.Since(start).Round(time.Millisecond))
+		if lost := h.lost(); len(lost) > 0 {
+			t.Logf("a holder exited during restart %d: %d: %s", i+1, lost[0].code, lost[0].stderr)
+		}
+	}
+	h.end(t, fmt.Sprintf("through 5 leader restarts (session timeout %s)", timeout))
+	if os.Getenv("ZKLOCK_TEST_ELECTION_T") != "" {
+		return // measuring: the leader restarts alone
+	}
+
+	h = startHolders(t, c, 10, timeout)
+	for _, s := range c.Servers() {
+		if err := s.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WaitServing(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.end(t, fmt.Sprintf("through a rolling restart (session timeout %s)", timeout))
+}

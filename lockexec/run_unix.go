@@ -95,6 +95,9 @@ func Run(ctx context.Context, s Spec) error {
 	if err := sv.wd.arm(c.pid); err != nil {
 		sv.warn((&WatchdogError{Op: "arm", Err: err}).Error())
 	}
+	if s.Started != nil {
+		withoutSIGTTOU(func() { s.Started(c.pid) })
+	}
 	return sv.loop(ctx, contC)
 }
 

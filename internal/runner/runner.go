@@ -57,10 +57,14 @@ type Options struct {
 	OncePer time.Duration
 	// Logf prints progress for -v; Warnf prints warnings. Either may be nil.
 	Logf, Warnf func(format string, args ...any)
-	// Progress, if set, is told how the wait goes (a status line).
-	Progress Progress
+	// Events, if set, is told what the run does (events.go).
+	Events Events
+	// Waits says how closely Events follows a wait (WaitStatus).
+	Waits Waits
 
-	marks *marks // phase marks for the benchmark driver (marks.go)
+	marks     *marks    // phase marks for the benchmark driver (marks.go)
+	heldSince time.Time // when the first lock was taken, for Released
+	reported  bool      // the outcome's event is out (reportOutcome)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -79,6 +83,7 @@ func (o *Options) warnf(format string, args ...any) {
 // carries the outcome: nil, the command's *lockexec.ExitError, or why the
 // command did not run or was stopped.
 func Run(ctx context.Context, o Options) (err error) {
+	defer func() { o.reportOutcome(err) }()
 	// A command that cannot be found fails now, not after a wait in the
 	// queue; this also keeps the PATH search off the path from the lock's
 	// release to the command's start.
@@ -106,6 +111,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	leases := h.leases
 	o.marks.mark("acquired")
 	defer func() {
+		o.reportOutcome(err) // before the release, which follows it
 		if errors.Is(err, lockexec.ErrLockLost) {
 			// The server is most likely out of reach: don't hold up exit
 			// 76. Closing removes the nodes if the server can still be
@@ -131,6 +137,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer stop()
 	budget := o.budget(client)
 	lost, revoked := o.guard(runCtx, client, h, budget, wd.wait())
+	lost = o.reportLoss(runCtx, client, lost)
 	o.marks.mark("command")
 	err = lockexec.Run(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
@@ -146,6 +153,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		MaxRuntime:    o.MaxRuntime,
 		Watchdog:      wd.wait(),
 		Warn:          func(s string) { o.warnf("%s", s) },
+		Started:       func(pid int) { o.emit(Started{PID: pid}) },
 	})
 	if err == nil && once != nil {
 		o.recordSuccess(client, once, me)
@@ -272,6 +280,7 @@ func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-ch
 			case <-ctx.Done():
 				return
 			case r := <-in:
+				lockexec.WithoutSIGTTOU(func() { o.emit(Revoked{r}) })
 				if o.OnRevoke == lockexec.Ignore {
 					noted := me
 					noted.Revoke = r.Revocation
@@ -383,15 +392,16 @@ func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 	if err := c.WaitSession(ctx); err != nil && zkconn.IsSessionLoss(err) {
 		// Expired: the server has deleted the nodes already.
 		c.Close()
-		o.logf("released %s (the session had expired)", what)
+		o.reportRelease(paths, true, "the session had expired")
 		return
 	}
 	if c.CloseAcked() {
-		o.logf("released %s (session closed)", what)
+		o.reportRelease(paths, true, "session closed")
 		return
 	}
 	o.warnf("could not confirm the release of %s; the server drops it when the session expires, within %s",
 		what, c.NegotiatedTimeout())
+	o.reportRelease(paths, false, "")
 }
 
 // budget is how the session timeout is spent if contact is lost; see Budget.
@@ -448,7 +458,6 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, me owner.Ow
 // the back (with a new session if the old one is gone). --timeout counts
 // the whole wait across such rejoins.
 func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Client, held, error) {
-	start := time.Now()
 	client, err := o.dial(ctx)
 	if err != nil {
 		return nil, held{}, err
@@ -457,15 +466,20 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 	if err != nil {
 		return client, held{}, err
 	}
+	o.reportReentered(in)
 	joined := time.Now()
 	wait := o.Wait.start(joined)
 	var pw *progressWatch
-	if o.Progress != nil && !wait.IsNoWait() {
-		pw = newProgressWatch(o.Progress, joined, wait)
-		defer pw.close() // before the command starts, or the error is said
+	if o.Waits != WaitsNone && o.Events != nil && !wait.IsNoWait() {
+		pw = newProgressWatch(o.Events, o.Waits == WaitsLive, joined, wait)
 	}
+	defer func() {
+		// Before the command starts, or the error is said.
+		pw.close()
+		o.emit(WaitOver{Waited: time.Since(joined)})
+	}()
 	for {
-		leases, waitingOn, err := o.lockAll(ctx, client, take, me, wait, start, pw)
+		leases, waitingOn, err := o.lockAll(ctx, client, take, me, wait, pw)
 		if err == nil {
 			err = lock.VerifyAll(ctx, leases)
 		}
@@ -520,7 +534,7 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 // lockAll takes the paths in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
 // With pw set, it tells pw where each wait stands.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, start time.Time, pw *progressWatch) ([]*lock.Lease, string, error) {
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, pw *progressWatch) ([]*lock.Lease, string, error) {
 	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode()}
 	var leases []*lock.Lease
 	for _, path := range paths {
@@ -535,6 +549,7 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			}
 			o.logf("waiting for %s at position %d behind %s", path, at.Position, at.Ahead.Name)
 		}
+		began := time.Now()
 		l, err := lock.Acquire(lctx, client, path, r)
 		var selfErr *SelfWaitError
 		if err != nil && errors.As(context.Cause(lctx), &selfErr) {
@@ -545,7 +560,10 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 		if err != nil {
 			return leases, path, err
 		}
-		o.logf("acquired %s as %s after %s", path, l.Node, time.Since(start).Round(time.Millisecond))
+		if len(leases) == 0 {
+			o.heldSince = time.Now()
+		}
+		o.reportAcquired(ctx, client, l, time.Since(began))
 		leases = append(leases, l)
 	}
 	return leases, "", nil

@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"github.com/zklock/zklock/internal/config"
+	"github.com/zklock/zklock/internal/files"
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
+	"github.com/zklock/zklock/zkconn/sasl"
 )
 
 // UsageError is a mistake on the command line.
@@ -47,9 +49,9 @@ func exitCode(err error) int {
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
 		errors.Is(err, zkconn.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
-		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, zkconn.ErrBadJAAS),
+		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, sasl.ErrBadJAAS),
 		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)),
-		errors.As(err, new(*runner.SelfWaitError)):
+		errors.As(err, new(*runner.SelfWaitError)), errors.Is(err, files.ErrRefused):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -77,7 +79,7 @@ func message(err error, help string) string {
 		timeout *runner.WaitTimeoutError
 		revoke  *runner.RevokeTimeoutError
 		revoked *lock.RevokedError
-		sasl    *zkconn.SASLError
+		saslErr *zkconn.SASLError
 		tlsErr  *zkconn.TLSError
 		recent  *runner.RecentSuccessError
 	)
@@ -119,15 +121,17 @@ func message(err error, help string) string {
 		return err.Error()
 	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrRevoked):
 		return err.Error() + "; left the queue without running the command"
+	case errors.Is(err, lockexec.ErrMaxRuntime):
+		return err.Error() + " (--max-runtime)"
 	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrRevoked):
 		return ""
 	case errors.As(err, new(*config.Error)):
 		return err.Error() + " (see zklock config --help)"
 	case errors.As(err, &usage):
 		return err.Error() + " (see " + help + ")"
-	case errors.Is(err, zkconn.ErrNoKDC):
+	case errors.Is(err, sasl.ErrNoKDC):
 		return err.Error() + " (check the realm's kdc in KRB5_CONFIG or /etc/krb5.conf)"
-	case errors.As(err, &sasl):
+	case errors.As(err, &saslErr):
 		return err.Error() + " (check --jaas or the --sasl flags)"
 	case errors.As(err, &tlsErr):
 		return err.Error() + tlsHints[tlsErr.Problem]

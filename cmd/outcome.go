@@ -91,7 +91,7 @@ func lossCause(err error) string {
 	switch {
 	case errors.Is(err, lock.ErrNodeGone):
 		return "node_deleted"
-	case errors.Is(err, lock.ErrNoContact):
+	case errors.Is(err, runner.ErrNoContact):
 		return "no_contact"
 	case errors.Is(err, zk.ErrSessionExpired):
 		return "session_expired"

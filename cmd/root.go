@@ -77,6 +77,9 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		}
 	}
 	if g.TLS || g.TLSFiles != (zkconn.TLSFiles{}) {
+		if (g.TLSFiles.Cert == "") != (g.TLSFiles.Key == "") {
+			return zkconn.Options{}, usageErrorf("a client certificate needs both --tls-cert and --tls-key")
+		}
 		cfg, err := g.TLSFiles.Config()
 		if err != nil {
 			return zkconn.Options{}, &UsageError{Err: err}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/zklock/zklock/zkconn"
+	"github.com/zklock/zklock/zkconn/sasl"
 )
 
 // Environment variables for SASL.
@@ -51,12 +52,12 @@ type saslOptions struct {
 
 func (s *saslOptions) addFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&s.JAAS, "jaas", "", "log in with SASL as the JAAS file's Client section says, the file Java clients use (env "+envJAAS+")")
-	pf.StringVar(&s.JAASSection, "jaas-section", zkconn.DefaultJAASSection, "the section of the --jaas file to read")
+	pf.StringVar(&s.JAASSection, "jaas-section", sasl.DefaultJAASSection, "the section of the --jaas file to read")
 	pf.Var(&s.Mech, "sasl", "log in with SASL without a JAAS file: digest (DIGEST-MD5) or gssapi (Kerberos)")
 	pf.StringVar(&s.Principal, "sasl-principal", "", "--sasl digest: the user; --sasl gssapi: the client principal (default: the ticket cache's)")
 	pf.StringVar(&s.PasswordFile, "sasl-password-file", "", "--sasl digest: file holding the password, readable by its owner only (or env "+envSASLPassword+")")
 	pf.StringVar(&s.Keytab, "keytab", "", "--sasl gssapi: log in from this keytab (default: the ticket cache, KRB5CCNAME)")
-	pf.StringVar(&s.Service, "sasl-service", zkconn.DefaultSASLService, "Kerberos service name of the servers: their principal is SERVICE/host (Java's zookeeper.sasl.client.username)")
+	pf.StringVar(&s.Service, "sasl-service", sasl.DefaultService, "Kerberos service name of the servers: their principal is SERVICE/host (Java's zookeeper.sasl.client.username)")
 }
 
 // passwordFromEnv reads the password at run time, so --help never shows it,
@@ -76,7 +77,7 @@ func (s *saslOptions) login() (zkconn.SASLLogin, error) {
 	switch {
 	case s.JAAS != "":
 		var err error
-		if l, err = zkconn.ReadJAAS(s.JAAS, s.JAASSection); err != nil {
+		if l, err = sasl.ReadJAAS(s.JAAS, s.JAASSection); err != nil {
 			return nil, &UsageError{Err: err}
 		}
 	case s.Mech == saslDigest:
@@ -93,16 +94,16 @@ func (s *saslOptions) login() (zkconn.SASLLogin, error) {
 		if pw == "" {
 			return nil, usageErrorf("--sasl digest needs a password: --sasl-password-file or %s", envSASLPassword)
 		}
-		l = &zkconn.DigestLogin{Username: s.Principal, Password: pw}
+		l = &sasl.DigestLogin{Username: s.Principal, Password: pw}
 	case s.Mech == saslGSSAPI:
 		if s.Keytab != "" && s.Principal == "" {
 			return nil, usageErrorf("--keytab needs --sasl-principal, the principal whose key it holds")
 		}
-		l = &zkconn.KerberosLogin{Client: s.Principal, Keytab: s.Keytab}
+		l = &sasl.KerberosLogin{Client: s.Principal, Keytab: s.Keytab}
 	default:
 		return nil, nil
 	}
-	if k, ok := l.(*zkconn.KerberosLogin); ok {
+	if k, ok := l.(*sasl.KerberosLogin); ok {
 		k.Service = s.Service
 	}
 	return l, nil

@@ -18,13 +18,20 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-func lockPath(t *testing.T) string { return zktest.TestPath(t, "/cli") }
+// lockPath gives the test a lock path of its own on the shared server,
+// which it starts if need be (and under -short, skips the test).
+func lockPath(t *testing.T) string {
+	t.Helper()
+	server(t)
+	return zktest.TestPath(t, "/cli")
+}
 
 // zklock returns a command running the zklock under test against the
 // shared server. Call it on the test's own goroutine; elsewhere use
 // zklockCmd, which returns the error instead of failing the test.
 func zklock(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
+	server(t) // under -short, skip before anything runs
 	c, err := zklockCmd(args...)
 	if err != nil {
 		t.Fatal(err)
@@ -38,12 +45,16 @@ func zklockCmd(args ...string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv, err := lazy.Get()
+	if err != nil {
+		return nil, err
+	}
 	c := exec.Command(bin, args...)
-	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1")
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+srv.ConnectString(), "NO_COLOR=1")
 	return c, nil
 }
 
-func rawZK(t *testing.T) *zk.Conn { return zktest.DialT(t, server.Addrs()) }
+func rawZK(t *testing.T) *zk.Conn { return zktest.DialT(t, server(t).Addrs()) }
 
 func queueLen(conn *zk.Conn, path string) int {
 	ch, _, err := conn.Children(path)
@@ -243,7 +254,7 @@ func TestNothingLeftBehind(t *testing.T) {
 // TestConnectTimeout: an unreachable ensemble, or one that accepts the
 // connection but never answers, fails with 69 within --connect-timeout.
 func TestConnectTimeout(t *testing.T) {
-	silent := zktest.NewProxyT(t, server.Addrs()[0])
+	silent := zktest.NewProxyT(t, server(t).Addrs()[0])
 	silent.Blackhole()
 	for _, servers := range []string{"127.0.0.1:1", silent.Addr()} {
 		start := time.Now()

@@ -16,6 +16,7 @@ import (
 // highest id among the servers up: 3 while all are, 2 while 3 is down.
 func skewedEnsemble(t *testing.T) (c *zktest.Cluster, slow, right *zktest.Server) {
 	t.Helper()
+	zktest.NeedServer(t)
 	env, err := zktest.Faketime(-2 * time.Hour)
 	if err != nil {
 		t.Fatal(err)

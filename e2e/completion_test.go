@@ -76,7 +76,7 @@ func TestCompletePath(t *testing.T) {
 
 	// The servers from a configuration file, none in the environment.
 	cfg := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(cfg, []byte("servers = \""+server.ConnectString()+"\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("servers = \""+server(t).ConnectString()+"\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = completePaths(t, []string{"ZKLOCK_SERVERS=", "ZKLOCK_CONFIG=" + cfg}, "tryrun", "--path", base+"/b")
@@ -85,7 +85,7 @@ func TestCompletePath(t *testing.T) {
 	}
 
 	// Refused, and a server that accepts and never answers.
-	silent := zktest.NewProxyT(t, server.Addrs()[0])
+	silent := zktest.NewProxyT(t, server(t).Addrs()[0])
 	silent.Blackhole()
 	for _, servers := range []string{"127.0.0.1:1", silent.Addr()} {
 		got, took := completePaths(t, []string{"ZKLOCK_SERVERS=" + servers}, "run", "--path", base+"/a")

@@ -50,7 +50,7 @@ func TestDoctorHealthy(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0", code)
 	}
-	addr := server.Addrs()[0]
+	addr := server(t).Addrs()[0]
 	line(t, out, "ok", addr, "reachable")
 	line(t, out, "ok", addr, "timeout 10s")
 	line(t, out, "ok", "session", "timeout 10s (asked for 10s)")

@@ -23,6 +23,7 @@ var ensembleOnce struct {
 
 func ensemble(t *testing.T) *zktest.Cluster {
 	t.Helper()
+	zktest.NeedServer(t)
 	ensembleOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

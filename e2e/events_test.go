@@ -184,7 +184,7 @@ func TestEventsBusyAndFailure(t *testing.T) {
 // happens (cause and how long ago the quorum last heard of it), then how
 // the command was stopped, and exits 76 with outcome lost.
 func TestEventsLost(t *testing.T) {
-	proxy := zktest.NewProxyT(t, server.Addrs()[0])
+	proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
 	path := lockPath(t)
 	dir := t.TempDir()
 	c := zklock(t, "run", "--log-format", "json", "--servers", proxy.Addr(), "--session-timeout", "2s", "--path", path,

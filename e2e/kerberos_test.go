@@ -26,6 +26,7 @@ type kerberized struct {
 
 func startKerberized(t *testing.T) *kerberized {
 	t.Helper()
+	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	kdc, err := zktest.StartKDC(ctx, t.TempDir(), testRealm)

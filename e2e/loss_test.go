@@ -136,7 +136,7 @@ func (p *pair) waiterNext(t *testing.T) time.Duration {
 // handoff to the waiter. It returns the gap.
 func handoff(t *testing.T, script string, fault func(*zktest.Proxy)) time.Duration {
 	t.Helper()
-	proxy := zktest.NewProxyT(t, server.Addrs()[0])
+	proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
 	conn := rawZK(t)
 	p := startPairScript(t, script, []string{"--servers", proxy.Addr(), "--session-timeout", "2s"},
 		[]string{"--session-timeout", "2s"}, func(path string) int { return queueLen(conn, path) })
@@ -177,7 +177,7 @@ func TestShortDisconnection(t *testing.T) {
 		"cut":       (*zktest.Proxy).Cut,
 	} {
 		t.Run(name, func(t *testing.T) {
-			proxy := zktest.NewProxyT(t, server.Addrs()[0])
+			proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
 			// T = 4s: stopped after 2.6s of silence; the outage is 1s.
 			undisturbed := startUndisturbed(t, proxy.Addr(), "2.5")
 			fault(proxy)
@@ -200,7 +200,7 @@ func TestServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	zktest.Eventually(t, 10*time.Second, "the command", func() bool { return fileExists(filepath.Join(dir, "started")) })
-	s := server.Server(0)
+	s := server(t).Server(0)
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -19,23 +19,31 @@ import (
 	"github.com/zklock/zklock/internal/zktest/zkcli"
 )
 
-// server is the real ZooKeeper every test in this package shares.
-var server *zktest.Cluster
+// lazy is the real ZooKeeper every test in this package shares, started
+// by the first test that needs it.
+var lazy zktest.Lazy
+
+// server is the shared server; under -short the test is skipped.
+func server(t testing.TB) *zktest.Cluster {
+	t.Helper()
+	return lazy.Need(t)
+}
 
 func TestMain(m *testing.M) {
 	// The test binary doubles as the zklock command on PATH; the 3-node
 	// ensemble, if a test started one, is stopped after the tests.
-	zkcli.Main(m, "zklock", cmd.Main, func(c *zktest.Cluster) { server = c }, stopEnsemble)
+	zkcli.Main(m, "zklock", cmd.Main, &lazy, stopEnsemble)
 }
 
 var scriptSeq atomic.Int64
 
 func TestScripts(t *testing.T) {
+	srv := server(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(e *testscript.Env) error {
-			e.Setenv("ZKLOCK_SERVERS", server.ConnectString())
+			e.Setenv("ZKLOCK_SERVERS", srv.ConnectString())
 			// Each script locks under its own root.
 			e.Setenv("LOCKROOT", fmt.Sprintf("/e2e/s%d", scriptSeq.Add(1)))
 			e.Setenv("NO_COLOR", "1")
@@ -78,7 +86,11 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 func rawConn(ts *testscript.TestScript) *zk.Conn {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := zktest.Dial(ctx, server.Addrs())
+	c, err := lazy.Get() // started by TestScripts
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	conn, err := zktest.Dial(ctx, c.Addrs())
 	if err != nil {
 		ts.Fatalf("%v", err)
 	}

@@ -13,8 +13,8 @@ import (
 // zklock notices the silence itself, moves the session there and keeps
 // the lock: the command is undisturbed and zklock exits 0.
 func TestSilentMemberKeepsLock(t *testing.T) {
-	a := zktest.NewProxyT(t, server.Addrs()[0])
-	b := zktest.NewProxyT(t, server.Addrs()[0])
+	a := zktest.NewProxyT(t, server(t).Addrs()[0])
+	b := zktest.NewProxyT(t, server(t).Addrs()[0])
 	undisturbed := startUndisturbed(t, a.Addr()+","+b.Addr(), "3")
 	silent := a
 	if b.Conns() > 0 {
@@ -28,9 +28,9 @@ func TestSilentMemberKeepsLock(t *testing.T) {
 // answers (a stopped JVM, a frozen VM). Every run still locks through the
 // healthy one, each at most the handshake bound (1s) later than it would.
 func TestWedgedMemberInConnectString(t *testing.T) {
-	wedged := zktest.NewProxyT(t, server.Addrs()[0])
+	wedged := zktest.NewProxyT(t, server(t).Addrs()[0])
 	wedged.Blackhole()
-	servers := wedged.Addr() + "," + server.Addrs()[0]
+	servers := wedged.Addr() + "," + server(t).Addrs()[0]
 	for i := 0; i < 6; i++ {
 		start := time.Now()
 		c := zklock(t, "--servers", servers, "--connect-timeout", "10s", "run", "--path", lockPath(t), "--", "true")

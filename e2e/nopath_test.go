@@ -14,7 +14,7 @@ func TestRunWithoutPATH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := exec.Command(bin, "run", "--servers", server.ConnectString(), "--path", lockPath(t), "--", "env")
+	c := exec.Command(bin, "run", "--servers", server(t).ConnectString(), "--path", lockPath(t), "--", "env")
 	c.Env = []string{} // not nil: nil would mean this process's environment
 	out, err := c.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ZKLOCK_PATH=") {

@@ -68,6 +68,7 @@ type partitionCase struct {
 // the holder exits 76. A holder that can still reach the majority moves
 // there, keeps the lock and finishes its command; the waiter runs after it.
 func TestEnsemblePartition(t *testing.T) {
+	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	c, err := zktest.StartEnsemble(ctx, 3, partitionTimings)
 	cancel()

@@ -208,7 +208,7 @@ func TestHeldSinceAcquisition(t *testing.T) {
 func expireWaiter(t *testing.T, dir, path string, waiterArgs ...string) (holder *exec.Cmd, holderErr *syncBuffer, waiter *exec.Cmd, waiterErr *syncBuffer) {
 	t.Helper()
 	conn := rawZK(t)
-	proxy := zktest.NewProxyT(t, server.Addrs()[0])
+	proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
 	holder, holderErr = startGated(t, dir, "h", "run", "--path", path)
 	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
 	waiter, waiterErr = startGated(t, dir, "w", append([]string{"--servers", proxy.Addr(), "--session-timeout", "2s"}, waiterArgs...)...)

@@ -18,6 +18,7 @@ import (
 // the test.
 func startSASLServer(t *testing.T, opts zktest.Options) *zktest.Cluster {
 	t.Helper()
+	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := zktest.StartStandalone(ctx, opts)

@@ -272,6 +272,7 @@ func TestForeignDataEscaped(t *testing.T) {
 // session of a client without credentials (error -124). zklock says so, in
 // one line naming the path, and exits 77; with credentials it works.
 func TestEnforcedAuth(t *testing.T) {
+	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := zktest.StartStandalone(ctx, zktest.Options{ExtraConfig: map[string]string{

@@ -14,7 +14,7 @@ import (
 // one node on the server, so the inner one re-enters, instead of queueing
 // behind its own ancestor forever.
 func TestReentryThroughChroot(t *testing.T) {
-	s := server.ConnectString()
+	s := server(t).ConnectString()
 	for _, tc := range []struct {
 		name                  string
 		outerServers, outerAt string
@@ -66,7 +66,7 @@ func TestSelfWaitDroppedEnvironment(t *testing.T) {
 			args = append(args, tc.outer)
 		}
 		c := zklock(t, append(args, "--path", path, "--", "sh", "-c", inner)...)
-		c.Env = append(c.Env, "S="+server.ConnectString(), "P="+path, "D="+dir)
+		c.Env = append(c.Env, "S="+server(t).ConnectString(), "P="+path, "D="+dir)
 		start := time.Now()
 		r := runWithin(t, 45*time.Second, c)
 		code, _ := os.ReadFile(filepath.Join(dir, "code"))

@@ -18,7 +18,13 @@ import (
 )
 
 // lockPath gives each test its own lock path.
-func lockPath(t *testing.T) string { return zktest.TestPath(t, "/interop") }
+// lockPath gives the test a lock path of its own on the shared server,
+// which it starts if need be (and under -short, skips the test).
+func lockPath(t *testing.T) string {
+	t.Helper()
+	server(t)
+	return zktest.TestPath(t, "/interop")
+}
 
 // runnerArgv is the command line of a peer runner ("curator" or "kazoo").
 // A missing prerequisite fails the test: these tests never skip.
@@ -120,7 +126,7 @@ func newArena(t *testing.T, gate bool) *arena {
 	if err := os.Mkdir(filepath.Join(a.dir, "in"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a.conn = zktest.DialT(t, server.Addrs())
+	a.conn = zktest.DialT(t, server(t).Addrs())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	a.ctx = ctx
 	// After a failure, let anyone at the gate go, stop the rest, and wait
@@ -134,7 +140,7 @@ func newArena(t *testing.T, gate bool) *arena {
 }
 
 func (a *arena) env(who string) []string {
-	env := append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1", "D="+a.dir, "WHO="+who)
+	env := append(os.Environ(), "ZKLOCK_SERVERS="+server(a.t).ConnectString(), "NO_COLOR=1", "D="+a.dir, "WHO="+who)
 	if a.gate {
 		env = append(env, "GATE=1")
 	}
@@ -201,7 +207,7 @@ func (a *arena) zklock(who string, runs int, flags []string, cs ...string) {
 
 // peer starts a runner ("curator" or "kazoo") that runs cs.sh o.Repeat times.
 func (a *arena) peer(who, runner string, o peers.Options, cs ...string) {
-	o.Servers, o.Path = server.ConnectString(), a.path
+	o.Servers, o.Path = server(a.t).ConnectString(), a.path
 	argv := append(runnerArgv(a.t, runner), o.Args(a.cs(cs)...)...)
 	a.procs++
 	a.wg.Add(1)

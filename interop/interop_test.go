@@ -168,7 +168,7 @@ type holder struct {
 func startHolder(t *testing.T, runner string, o peers.Options) *holder {
 	t.Helper()
 	h := &holder{dir: t.TempDir(), done: make(chan error, 1)}
-	o.Servers = server.ConnectString()
+	o.Servers = server(t).ConnectString()
 	argv := append(runnerArgv(t, runner), o.Args("sh", "-c", `touch "$D/in"; while [ ! -e "$D/out" ]; do sleep 0.01; done`)...)
 	h.cmd = exec.Command(argv[0], argv[1:]...)
 	h.cmd.Env = append(os.Environ(), "D="+h.dir)
@@ -196,7 +196,7 @@ func (h *holder) inside() bool {
 // client on one path with their flavor and their data, and zklock refuses
 // to join a path whose other contenders could not see its node.
 func TestListForeignClients(t *testing.T) {
-	conn := zktest.DialT(t, server.Addrs())
+	conn := zktest.DialT(t, server(t).Addrs())
 	path := lockPath(t)
 	cur := startHolder(t, "curator", peers.Options{Path: path, Data: "billing-service@10.1.2.3"})
 	zktest.Eventually(t, 20*time.Second, "the Curator client to hold", cur.inside)
@@ -207,7 +207,7 @@ func TestListForeignClients(t *testing.T) {
 	})
 
 	c := exec.Command(zklockBin(t), "list", "--path", path, "--json")
-	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString())
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server(t).ConnectString())
 	out, err := c.Output()
 	if err != nil {
 		t.Fatalf("zklock list: %v: %s", err, out)
@@ -237,7 +237,7 @@ func TestListForeignClients(t *testing.T) {
 	zktest.Eventually(t, 10*time.Second, "the Kazoo client, blind to Curator's node, to run", kz.inside)
 	for _, flavor := range []string{"curator", "kazoo"} {
 		c := exec.Command(zklockBin(t), "tryrun", "--flavor", flavor, "--path", path, "--", "true")
-		c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString())
+		c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server(t).ConnectString())
 		out, err := c.CombinedOutput()
 		code, err := zktest.ExitCode(err)
 		if err != nil {

@@ -8,10 +8,17 @@ import (
 	"github.com/zklock/zklock/internal/zktest/zkcli"
 )
 
-// server is the real ZooKeeper that every test in this package shares.
-var server *zktest.Cluster
+// lazy is the real ZooKeeper that every test in this package shares,
+// started by the first test that needs it.
+var lazy zktest.Lazy
+
+// server is the shared server; under -short the test is skipped.
+func server(t testing.TB) *zktest.Cluster {
+	t.Helper()
+	return lazy.Need(t)
+}
 
 func TestMain(m *testing.M) {
 	// The test binary doubles as the zklock command on PATH.
-	zkcli.Main(m, "zklock", cmd.Main, func(c *zktest.Cluster) { server = c }, nil)
+	zkcli.Main(m, "zklock", cmd.Main, &lazy, nil)
 }

@@ -30,7 +30,7 @@ type revokeArena struct {
 func (a *revokeArena) start(argv []string, stderr *bytes.Buffer) *exec.Cmd {
 	a.t.Helper()
 	c := exec.Command(argv[0], argv[1:]...)
-	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1", "D="+a.dir)
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server(a.t).ConnectString(), "NO_COLOR=1", "D="+a.dir)
 	c.Stderr = stderr
 	if err := c.Start(); err != nil {
 		a.t.Fatal(err)
@@ -83,8 +83,8 @@ func zklockRun(t *testing.T, path, name string) []string {
 func TestRevokeCuratorHolder(t *testing.T) {
 	a := &revokeArena{t: t, dir: t.TempDir()}
 	path := lockPath(t)
-	conn := zktest.DialT(t, server.Addrs())
-	o := peers.Options{Servers: server.ConnectString(), Path: path, Revocable: true}
+	conn := zktest.DialT(t, server(t).Addrs())
+	o := peers.Options{Servers: server(t).ConnectString(), Path: path, Revocable: true}
 	var curErr, zkErr bytes.Buffer
 	cur := a.start(append(runnerArgv(t, "curator"), o.Args("sh", "-c", detected, "sh", "h")...), &curErr)
 	zktest.Eventually(t, 30*time.Second, "the Curator holder's command", a.inside("h"))
@@ -95,7 +95,7 @@ func TestRevokeCuratorHolder(t *testing.T) {
 	})
 
 	c := exec.Command(zklockBin(t), "revoke", "--path", path, "--wait", "--timeout", "20s")
-	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString())
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server(t).ConnectString())
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("zklock revoke --wait: %v: %s", err, out)
 	}
@@ -112,7 +112,7 @@ func TestRevokeCuratorHolder(t *testing.T) {
 func TestCuratorRevokesZklock(t *testing.T) {
 	a := &revokeArena{t: t, dir: t.TempDir()}
 	path := lockPath(t)
-	conn := zktest.DialT(t, server.Addrs())
+	conn := zktest.DialT(t, server(t).Addrs())
 	var holdErr, waitErr bytes.Buffer
 	holder := a.start(zklockRun(t, path, "h"), &holdErr)
 	zktest.Eventually(t, 10*time.Second, "the zklock holder's command", a.inside("h"))
@@ -127,7 +127,7 @@ func TestCuratorRevokesZklock(t *testing.T) {
 		return true
 	})
 
-	argv := append(runnerArgv(t, "curator"), peers.RevokeArgs(server.ConnectString(), path+"/"+first)...)
+	argv := append(runnerArgv(t, "curator"), peers.RevokeArgs(server(t).ConnectString(), path+"/"+first)...)
 	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		t.Fatalf("Curator's Revoker: %v: %s", err, out)
 	}
@@ -145,8 +145,8 @@ func TestCuratorRevokesZklock(t *testing.T) {
 func TestRevokeKazooHolder(t *testing.T) {
 	a := &revokeArena{t: t, dir: t.TempDir()}
 	path := lockPath(t)
-	conn := zktest.DialT(t, server.Addrs())
-	o := peers.Options{Servers: server.ConnectString(), Path: path}
+	conn := zktest.DialT(t, server(t).Addrs())
+	o := peers.Options{Servers: server(t).ConnectString(), Path: path}
 	var kzErr bytes.Buffer
 	kz := a.start(append(runnerArgv(t, "kazoo"), o.Args("sh", "-c", detected, "sh", "h")...), &kzErr)
 	zktest.Eventually(t, 30*time.Second, "the Kazoo holder's command", a.inside("h"))
@@ -160,7 +160,7 @@ func TestRevokeKazooHolder(t *testing.T) {
 	}
 
 	c := exec.Command(zklockBin(t), "revoke", "--path", path, "--wait")
-	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server.ConnectString(), "NO_COLOR=1")
+	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+server(t).ConnectString(), "NO_COLOR=1")
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
 	done := make(chan error, 1)

@@ -13,7 +13,10 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-func TestMain(m *testing.M) { shared.Main(m) }
+func TestMain(m *testing.M) {
+	shared.SkipExamplesWhenShort() // they need the server
+	shared.Main(m)
+}
 
 // The tests share one server, started by the first test that needs it
 // (see shared); each works under its own path.

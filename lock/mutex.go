@@ -37,6 +37,7 @@ type Lease struct {
 	// waited is set once we had to wait for another contender: only then
 	// is the acquisition worth recording (see MarkAcquired).
 	waited bool
+	watchState
 }
 
 // acquireMutex joins the queue at path (see Acquire).
@@ -432,6 +433,7 @@ func (l *Lease) cleanup() {
 // Release deletes our node; the next waiter's watch fires. A node that is
 // already gone (its session ended) counts as released.
 func (l *Lease) Release(ctx context.Context) error {
+	l.endWatch()
 	for {
 		err := l.c.Delete(ctx, l.Node)
 		switch {

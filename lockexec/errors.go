@@ -23,7 +23,7 @@ var errUnrenewed = errors.New("zklock did not confirm the session in time (was i
 
 // ErrMaxRuntime is wrapped by Run's error when the command ran longer than
 // Spec.MaxRuntime.
-var ErrMaxRuntime = errors.New("command exceeded --max-runtime")
+var ErrMaxRuntime = errors.New("command exceeded its maximum run time")
 
 // ExitError carries the command's own outcome when it did not exit 0.
 type ExitError struct {

@@ -229,7 +229,7 @@ func (sv *supervisor) onRevoked(cause error) (done bool) {
 // already being stopped for another reason.
 func (sv *supervisor) onMaxRuntime() {
 	if sv.term == nil {
-		sv.warn(fmt.Sprintf("command still running after --max-runtime %v: %s", sv.spec.MaxRuntime, sv.stopping()))
+		sv.warn(fmt.Sprintf("command still running after its maximum run time of %v: %s", sv.spec.MaxRuntime, sv.stopping()))
 		sv.terminate(ErrMaxRuntime, nil)
 	}
 }
@@ -351,6 +351,12 @@ func (sv *supervisor) onLost(cause error) {
 	}
 	if sv.term == nil {
 		sv.grace = sv.spec.LostKillGrace
+		// A cause that says by when the command must be dead shortens
+		// the grace to fit: zero if that moment has passed.
+		var deadline interface{ KillBy() time.Time }
+		if errors.As(cause, &deadline) {
+			sv.grace = max(min(sv.grace, time.Until(deadline.KillBy())), 0)
+		}
 		sv.warn(what + ": " + sv.stopping())
 	}
 	sv.terminate(ErrLockLost, cause)

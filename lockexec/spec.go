@@ -89,9 +89,9 @@ type Spec struct {
 	KillGrace time.Duration
 	// LostKillGrace is the same when the lock is lost: 0 sends SIGKILL
 	// right after SIGTERM. It is its own value because it has to fit in
-	// what is left of the session timeout (the caller caps it, see
-	// lock.Budget), while a stop at MaxRuntime may take the user's full
-	// grace.
+	// what is left of the session timeout (the caller caps it), while a
+	// stop at MaxRuntime may take the user's full grace. A loss whose
+	// cause has a KillBy() time.Time method shortens it to end by then.
 	LostKillGrace time.Duration
 	// MaxRuntime, when positive, bounds the command's run time: once
 	// exceeded, the group is stopped as on lock loss and Run returns an

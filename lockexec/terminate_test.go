@@ -196,8 +196,8 @@ func TestMaxRuntime(t *testing.T) {
 	if r.elapsed < max || r.elapsed > max+2*time.Second {
 		t.Errorf("Run took %v with MaxRuntime %v", r.elapsed, max)
 	}
-	assertGone(t, tree, "--max-runtime")
-	if !w.has("--max-runtime") {
+	assertGone(t, tree, "MaxRuntime")
+	if !w.has("maximum run time") {
 		t.Errorf("warnings %q", w.list())
 	}
 }

@@ -4,8 +4,10 @@
 #   scripts/test.sh                       # everything
 #   scripts/test.sh -run TestX ./lock     # extra args go to `go test`
 #
-# Stages: system dependencies, gofmt, go vet, go test -race, then a few
-# seconds of each fuzz target (only when the whole suite runs). The integration
+# Stages: system dependencies, tracked files, gofmt, go vet, the fast lane
+# (go test -short: no server, no JVM), go test -race, then a few seconds of
+# each fuzz target (the fast lane and fuzzing only when the whole suite
+# runs). The integration
 # tests start their own ZooKeeper; if they cannot, they fail, and this script
 # deliberately has no switch that would turn that into a skip: a green run
 # must mean the locking was exercised against a real server.
@@ -54,6 +56,33 @@ stage "GOOS=darwin go build ./... && GOOS=darwin go vet ./..."
 GOOS=darwin go build ./...
 GOOS=darwin go vet ./...
 echo "ok: builds and vets for darwin"
+
+# The fast lane first: every test that needs no server, in seconds. It must
+# start no JVM: java and javac are tripwires here (JAVA_HOME comes first
+# when zklock's tests look for java), and the harness panics if a server
+# starts under -short anyway. Its time is printed, not judged: the target
+# (under 60 s with a warm build cache) belongs to people, not to a test.
+if (($# == 0)); then
+  stage "go test -short ./... (the fast lane; java and javac are tripwires)"
+  tripwire="$(mktemp -d "${TMPDIR:-/tmp}/zklock-nojava.XXXXXX")"
+  mkdir "$tripwire/bin"
+  for tool in java javac; do
+    printf '#!/bin/sh
+echo "$0 $*" >>"%s/started"
+exit 1
+' "$tripwire" >"$tripwire/bin/$tool"
+    chmod +x "$tripwire/bin/$tool"
+  done
+  lane_start=$SECONDS
+  JAVA_HOME="$tripwire" PATH="$tripwire/bin:$PATH" go test -short -count=1 ./...
+  if [[ -e "$tripwire/started" ]]; then
+    err "the fast lane started a JVM:"
+    cat "$tripwire/started" >&2
+    exit 1
+  fi
+  rm -rf "$tripwire"
+  echo "ok: the fast lane passed in $((SECONDS - lane_start))s and started no JVM"
+fi
 
 # Extra arguments pass through; ./... is added only when none of them names
 # packages, so `scripts/test.sh -run TestX` still covers every package while

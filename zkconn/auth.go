@@ -3,12 +3,11 @@ package zkconn
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/files"
 )
 
 // ErrBadAuth marks an --auth value that cannot be parsed.
@@ -62,9 +61,6 @@ func (a *Auth) ACL() []zk.ACL {
 	}
 }
 
-// maxAuthFile bounds what ReadAuthFile reads: one credentials line.
-const maxAuthFile = 4096
-
 // ReadAuthFile reads "digest:user:password" from a file, as --auth-file
 // does (see readSecretLine for the checks).
 func ReadAuthFile(name string) (Auth, error) {
@@ -75,7 +71,7 @@ func ReadAuthFile(name string) (Auth, error) {
 			return Auth{}, fmt.Errorf("%w: the auth file's name has the form digest:user:password (not shown): give the name of a file that holds the credentials", ErrBadAuth)
 		}
 	}
-	line, err := readSecretLine(name, "auth file", "digest:user:password")
+	line, err := readSecretLine(name, files.AuthFile, "digest:user:password")
 	if err != nil {
 		return Auth{}, fmt.Errorf("%w: %v", ErrBadAuth, err)
 	}
@@ -89,7 +85,7 @@ func ReadAuthFile(name string) (Auth, error) {
 // ReadPasswordFile reads a password from a file (one line), as
 // --sasl-password-file does, with the checks of readSecretLine.
 func ReadPasswordFile(name string) (string, error) {
-	line, err := readSecretLine(name, "password file", "the password")
+	line, err := readSecretLine(name, files.PasswordFile, "the password")
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadAuth, err)
 	}
@@ -99,40 +95,18 @@ func ReadPasswordFile(name string) (string, error) {
 	return line, nil
 }
 
-// readSecretLine reads the one line of a secret file. Like ssh with a
-// private key, it refuses a file that its group or other users may access:
-// such a file has already leaked, and using it would hide that. The file
-// may end in a newline. what names the file in errors, want its content.
-func readSecretLine(name, what, want string) (string, error) {
-	// Without blocking: a FIFO named by mistake is refused below instead
-	// of waiting for a writer forever.
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// readSecretLine reads the one line of a secret file of kind k, with the
+// checks of files.Kind.Read: a regular file, small, and private to its
+// owner, as ssh wants a private key. The file may end in a newline. want
+// names its content.
+func readSecretLine(name string, k files.Kind, want string) (string, error) {
+	b, err := k.Read(name)
 	if err != nil {
 		return "", err
-	}
-	defer f.Close()
-	// Stat the open file, not the name: what is checked is what is read.
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s %s is not a regular file", what, name)
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return "", fmt.Errorf("%s %s is accessible by group or others (mode %04o); run chmod 600 %s",
-			what, name, perm, name)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxAuthFile+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > maxAuthFile {
-		return "", fmt.Errorf("%s %s is longer than one line", what, name)
 	}
 	line := strings.TrimRight(string(b), "\r\n")
 	if strings.ContainsAny(line, "\r\n") {
-		return "", fmt.Errorf("%s %s holds more than one line; want %s", what, name, want)
+		return "", fmt.Errorf("%s %s holds more than one line; want %s", k.What, name, want)
 	}
 	return line, nil
 }

@@ -58,7 +58,10 @@ type Client struct {
 	sess    *session
 	wire    *wireTracker
 	closed  atomic.Bool
-	debugf  func(format string, args ...any)
+	// done is closed when Close (or CloseAcked) starts: whatever waits
+	// for the session to come back stops waiting.
+	done   chan struct{}
+	debugf func(format string, args ...any)
 
 	// The keepalive goroutine (keepalive.go): started once the session is
 	// up, ended by Close.
@@ -93,7 +96,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if err := saslLogin(o.SASL); err != nil {
 		return nil, err
 	}
-	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(),
+	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
 		debugf: logf}
 	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
@@ -119,9 +122,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
-	c.wire.mu.Lock()
-	c.wire.handshake = handshakeLimit(c.wire.negotiated)
-	c.wire.mu.Unlock()
+	c.wire.setHandshake(handshakeLimit(c.Contact().Timeout))
 	c.stop, c.stopped = make(chan struct{}), make(chan struct{})
 	go c.keepalive()
 	return c, nil
@@ -171,6 +172,7 @@ func (c *Client) awaitSession(ctx context.Context, o Options, failed *lastFailur
 		// background (it ends by itself within that second) so that an
 		// unreachable ensemble fails within --connect-timeout.
 		if c.closed.CompareAndSwap(false, true) {
+			close(c.done)
 			go c.conn.Close()
 		}
 		if ctx.Err() != nil {
@@ -210,6 +212,7 @@ func (c *Client) stopKeepalive() {
 // step. Safe to call more than once.
 func (c *Client) Close() {
 	if c.closed.CompareAndSwap(false, true) {
+		close(c.done)
 		c.stopKeepalive()
 		c.conn.Close()
 	}
@@ -228,13 +231,39 @@ func (c *Client) Lost() <-chan struct{} { return c.sess.lost }
 // LostErr says why Lost was closed; nil while the session lives.
 func (c *Client) LostErr() error { return c.sess.err() }
 
-// NegotiatedTimeout is the session timeout the server granted: the request
-// clamped to the server's [minSessionTimeout, maxSessionTimeout]. It is the
-// timeout that decides when the server expires the session.
+// NegotiatedTimeout is the session timeout the server granted on the
+// latest connect: the request clamped to that server's
+// [minSessionTimeout, maxSessionTimeout]. Each reconnect negotiates it
+// again; Contact says which timeout the session's expiry counts with.
 func (c *Client) NegotiatedTimeout() time.Duration {
 	t, _ := c.wire.snapshot()
 	return t
 }
+
+// Contact is what the client knows of the ensemble's hold on its session.
+type Contact struct {
+	// QuorumHeard: see Client.QuorumHeard.
+	QuorumHeard time.Time
+	// Timeout is the session timeout to count from QuorumHeard: the
+	// smallest one the leader may apply to the session now (timeout.go).
+	// The session cannot expire before QuorumHeard + Timeout.
+	Timeout time.Duration
+	// Granted is the timeout the server granted on the latest connect.
+	// It is above Timeout while a grown timeout awaits the quorum's
+	// confirmation (then Pending is the value it will take), or when it
+	// exceeds the timeout the session was created with.
+	Granted, Pending time.Duration
+}
+
+// Contact returns what the client knows now of its session's hold on the
+// ensemble. It changes with every confirmation from the quorum and every
+// reconnect; ContactChanged tells when.
+func (c *Client) Contact() Contact { return c.wire.contact() }
+
+// ContactChanged returns a channel that is closed at the next change of
+// Contact. Take the channel before reading Contact, so that no change
+// falls between the two.
+func (c *Client) ContactChanged() <-chan struct{} { return c.wire.changes() }
 
 // LastHeard is the send time of the last request (go-zookeeper's own pings
 // included) that got a reply from the server connected at the time. It
@@ -248,7 +277,7 @@ func (c *Client) LastHeard() time.Time {
 
 // QuorumHeard is the latest moment the ensemble's leader is known to have
 // restarted this session's expiry clock (see quorum.go). The session cannot
-// expire before QuorumHeard plus NegotiatedTimeout, whichever server the
+// expire before QuorumHeard plus Contact's Timeout, whichever server the
 // client is connected to and whatever that server still answers.
 func (c *Client) QuorumHeard() time.Time { return c.wire.quorum() }
 
@@ -265,6 +294,7 @@ func (c *Client) CloseAcked() bool {
 	if !c.closed.CompareAndSwap(false, true) {
 		return false
 	}
+	close(c.done)
 	c.stopKeepalive()
 	before := time.Now()
 	c.conn.Close()
@@ -277,11 +307,14 @@ func (c *Client) CloseAcked() bool {
 func (c *Client) Server() string { return c.conn.Server() }
 
 // WaitSession blocks until the connection is back with the same session. It
-// is what a caller does after a connection-loss error before retrying.
+// is what a caller does after a connection-loss error before retrying. On
+// a client that is closed it returns ErrClosed.
 func (c *Client) WaitSession(ctx context.Context) error {
 	select {
 	case <-c.sess.lost:
 		return c.sess.err()
+	case <-c.done:
+		return ErrClosed
 	default:
 	}
 	select {
@@ -289,10 +322,15 @@ func (c *Client) WaitSession(ctx context.Context) error {
 		return nil
 	case <-c.sess.lost:
 		return c.sess.err()
+	case <-c.done:
+		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
+
+// Closed is closed once Close (or CloseAcked) has been called.
+func (c *Client) Closed() <-chan struct{} { return c.done }
 
 // Chroot is the prefix applied to every path ("" for none).
 func (c *Client) Chroot() string { return c.chroot }

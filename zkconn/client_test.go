@@ -12,11 +12,20 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-var server *zktest.Cluster
+// lazy is the server the package's tests share, started by the first
+// test that needs it. tickTime 200ms: sessions may last 400ms to 8s here.
+var lazy = zktest.Lazy{Options: zktest.Options{MaxSessionTimeout: 8 * time.Second}}
 
 func TestMain(m *testing.M) {
-	// tickTime 200ms: sessions may last 400ms to 8s here.
-	os.Exit(zktest.RunStandalone(m, zktest.Options{MaxSessionTimeout: 8 * time.Second}, func(c *zktest.Cluster) { server = c }))
+	code := m.Run()
+	lazy.Stop()
+	os.Exit(code)
+}
+
+// server is the shared server; under -short the test is skipped.
+func server(t testing.TB) *zktest.Cluster {
+	t.Helper()
+	return lazy.Need(t)
 }
 
 func dialT(t *testing.T, servers []string, timeout time.Duration) *Client {
@@ -39,7 +48,7 @@ func TestNegotiatedTimeout(t *testing.T) {
 		{100 * time.Millisecond, 400 * time.Millisecond},
 		{time.Minute, 8 * time.Second},
 	} {
-		c := dialT(t, server.Addrs(), tc.ask)
+		c := dialT(t, server(t).Addrs(), tc.ask)
 		if got := c.NegotiatedTimeout(); got != tc.want {
 			t.Errorf("asked %s: negotiated %s, want %s", tc.ask, got, tc.want)
 		}
@@ -50,7 +59,7 @@ func TestNegotiatedTimeout(t *testing.T) {
 // the timeout) while the server answers, and stops moving when the server
 // falls silent.
 func TestLastHeard(t *testing.T) {
-	proxy := zktest.NewProxyT(t, server.Addrs()[0])
+	proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
 	c := dialT(t, []string{proxy.Addr()}, 3*time.Second)
 	first := c.LastHeard()
 	if first.IsZero() || time.Since(first) > time.Second {
@@ -85,7 +94,7 @@ func TestLastHeard(t *testing.T) {
 // cut off, the client reports it as lost once it is back, and go-zookeeper's
 // silent replacement session does not count as the same session.
 func TestSessionLost(t *testing.T) {
-	proxy := zktest.NewProxyT(t, server.Addrs()[0])
+	proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
 	c := dialT(t, []string{proxy.Addr()}, 800*time.Millisecond)
 	id := c.SessionID()
 	// The server deletes the session's ephemeral node when it expires the
@@ -96,7 +105,7 @@ func TestSessionLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.Cut()
-	conn := zktest.DialT(t, server.Addrs())
+	conn := zktest.DialT(t, server(t).Addrs())
 	zktest.Eventually(t, 10*time.Second, "the server to expire the session", func() bool {
 		ok, _, err := conn.Exists(mark)
 		return err == nil && !ok
@@ -132,7 +141,7 @@ func TestDialUnavailable(t *testing.T) {
 
 func TestChrootPaths(t *testing.T) {
 	ctx := context.Background()
-	cs, _ := ParseConnString(server.ConnectString() + "/zkconn-chroot/x")
+	cs, _ := ParseConnString(server(t).ConnectString() + "/zkconn-chroot/x")
 	c, err := Dial(ctx, Options{ConnString: cs})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +154,7 @@ func TestChrootPaths(t *testing.T) {
 	if err != nil || p != "/n" {
 		t.Fatalf("Create = %q, %v", p, err)
 	}
-	conn := zktest.DialT(t, server.Addrs())
+	conn := zktest.DialT(t, server(t).Addrs())
 	if data, _, err := conn.Get("/zkconn-chroot/x/n"); err != nil || string(data) != "d" {
 		t.Errorf("raw view of the chrooted node: %q %v", data, err)
 	}
@@ -158,7 +167,7 @@ func TestChrootPaths(t *testing.T) {
 // wire, and a close reports whether the server confirmed it.
 func TestCreateZxidAndCloseAcked(t *testing.T) {
 	ctx := context.Background()
-	proxy := zktest.NewProxyT(t, server.Addrs()[0])
+	proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
 	c := dialT(t, []string{proxy.Addr()}, 4*time.Second)
 	p, err := c.Create(ctx, "/zxid-", nil, zk.FlagEphemeralSequential)
 	if err != nil {
@@ -172,7 +181,7 @@ func TestCreateZxidAndCloseAcked(t *testing.T) {
 	if !c.CloseAcked() {
 		t.Error("a healthy close was not confirmed")
 	}
-	conn := zktest.DialT(t, server.Addrs())
+	conn := zktest.DialT(t, server(t).Addrs())
 	if ok, _, _ := conn.Exists(p); ok {
 		t.Error("the ephemeral node survived the confirmed close")
 	}

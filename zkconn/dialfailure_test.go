@@ -15,6 +15,7 @@ import (
 // and says what happened and the likely cause, not "authentication failed:
 // EOF" or only a timeout.
 func TestConnectionCap(t *testing.T) {
+	zktest.NeedServer(t)
 	const limit = 3
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -15,6 +15,8 @@ var (
 	ErrSessionLost = errors.New("zookeeper session lost")
 	// ErrPermission means the server refused an operation for lack of rights.
 	ErrPermission = errors.New("permission denied")
+	// ErrClosed means this client's own Close ended the session.
+	ErrClosed = errors.New("zookeeper client closed")
 )
 
 // IsPermission reports whether err is the server refusing access.
@@ -31,5 +33,5 @@ func IsConnectionLoss(err error) bool {
 // IsSessionLoss reports whether err means the session itself is gone.
 func IsSessionLoss(err error) bool {
 	return errors.Is(err, ErrSessionLost) || errors.Is(err, zk.ErrSessionExpired) ||
-		errors.Is(err, zk.ErrClosing)
+		errors.Is(err, zk.ErrClosing) || errors.Is(err, ErrClosed)
 }

@@ -22,7 +22,7 @@ func TestUnresolvableHostSkipped(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	servers := append([]string{"zk3.gone.invalid:2181"}, server.Addrs()...)
+	servers := append([]string{"zk3.gone.invalid:2181"}, server(t).Addrs()...)
 	c, err := Dial(ctx, Options{ConnString: ConnString{Servers: servers}, Warnf: warnf})
 	if err != nil {
 		t.Fatalf("one unresolvable host failed the connect: %v", err)

@@ -44,7 +44,9 @@ func handshakeLimit(t time.Duration) time.Duration {
 // keepalive runs until c.stop is closed (by Close).
 func (c *Client) keepalive() {
 	defer close(c.stopped)
-	t := c.NegotiatedTimeout()
+	// The intervals follow the session timeout in effect, which a
+	// reconnect may change (timeout.go).
+	t := c.Contact().Timeout
 	silence := max(t/silenceDivisor, minSilence)
 	every := max(t/keepaliveDivisor, time.Millisecond)
 	wake := time.NewTimer(every)
@@ -63,6 +65,15 @@ func (c *Client) keepalive() {
 			inFlight = false
 			continue
 		case <-wake.C:
+		}
+		if nt := c.Contact().Timeout; nt != t && nt > 0 {
+			t = nt
+			silence = max(t/silenceDivisor, minSilence)
+			every = max(t/keepaliveDivisor, time.Millisecond)
+			c.wire.setHandshake(handshakeLimit(t))
+			if soon := time.Now().Add(every); soon.Before(nextSync) {
+				nextSync = soon
+			}
 		}
 		now := time.Now()
 		c.dropIfSilent(now, silence)

@@ -14,7 +14,7 @@ import (
 // two keepalive periods), and LastHeard is never older than it.
 func TestQuorumHeardFollowsKeepalive(t *testing.T) {
 	const timeout = 2 * time.Second
-	c := dialT(t, server.Addrs(), timeout)
+	c := dialT(t, server(t).Addrs(), timeout)
 	start := time.Now()
 	lag := timeout/4 + 2*timeout/keepaliveDivisor + 100*time.Millisecond
 	for time.Since(start) < 2*timeout {
@@ -32,8 +32,8 @@ func TestQuorumHeardFollowsKeepalive(t *testing.T) {
 // moves again.
 func TestSilentServerFailover(t *testing.T) {
 	const timeout = 4 * time.Second
-	a := zktest.NewProxyT(t, server.Addrs()[0])
-	b := zktest.NewProxyT(t, server.Addrs()[0])
+	a := zktest.NewProxyT(t, server(t).Addrs()[0])
+	b := zktest.NewProxyT(t, server(t).Addrs()[0])
 	c := dialT(t, []string{a.Addr(), b.Addr()}, timeout)
 	id := c.SessionID()
 	silent, other := a, b
@@ -67,13 +67,13 @@ func TestSilentServerFailover(t *testing.T) {
 // go-zookeeper tries first.
 func TestWedgedServerHandshake(t *testing.T) {
 	const timeout = 4 * time.Second
-	wedged := zktest.NewProxyT(t, server.Addrs()[0])
+	wedged := zktest.NewProxyT(t, server(t).Addrs()[0])
 	wedged.Blackhole()
 	limit := handshakeLimit(timeout)
 	for i := 0; i < 6; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		start := time.Now()
-		c, err := Dial(ctx, Options{ConnString: ConnString{Servers: []string{wedged.Addr(), server.Addrs()[0]}},
+		c, err := Dial(ctx, Options{ConnString: ConnString{Servers: []string{wedged.Addr(), server(t).Addrs()[0]}},
 			SessionTimeout: timeout, ConnectTimeout: 5 * time.Second})
 		took := time.Since(start)
 		cancel()
@@ -94,15 +94,15 @@ func TestWedgedServerHandshake(t *testing.T) {
 func TestKeepaliveCost(t *testing.T) {
 	const timeout = 2 * time.Second
 	ctx := t.Context()
-	dialT(t, server.Addrs(), timeout)
+	dialT(t, server(t).Addrs(), timeout)
 	time.Sleep(timeout / 2) // past the connect and the first requests
-	before, err := zktest.Mntr(ctx, server.Addrs()[0])
+	before, err := zktest.Mntr(ctx, server(t).Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	const periods = 2
 	time.Sleep(periods * timeout)
-	after, err := zktest.Mntr(ctx, server.Addrs()[0])
+	after, err := zktest.Mntr(ctx, server(t).Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func atoiT(t *testing.T, s string) int {
 // nobody waiting for it to come back waits forever.
 func TestLostWhenDownLongerThanTimeout(t *testing.T) {
 	const timeout = time.Second
-	p := zktest.NewProxyT(t, server.Addrs()[0])
+	p := zktest.NewProxyT(t, server(t).Addrs()[0])
 	c := dialT(t, []string{p.Addr()}, timeout)
 	cut := time.Now()
 	p.Cut()

@@ -14,7 +14,7 @@ import (
 // server lets a client create. Characters beyond U+FFFF (an emoji) are
 // refused by the server, which sees them as surrogate pairs.
 func TestValidatePathMatchesServer(t *testing.T) {
-	conn := zktest.DialT(t, server.Addrs())
+	conn := zktest.DialT(t, server(t).Addrs())
 	base := zktest.TestPath(t, "/vp")
 	for _, p := range []string{"/vp", base} {
 		if _, err := conn.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {

@@ -61,8 +61,8 @@ import (
 //
 // The certified time lags real time by T/4 plus the gap between requests;
 // the session's keepalive (keepalive.go) sends a sync every T/20 so that
-// the lag stays near 0.35·T (see lock.Budget for how the rest of T is
-// spent).
+// the lag stays near 0.35·T (internal/runner/budget.go spends the rest of
+// T).
 //
 // A leader cut off from the quorum also answers syncs by itself, until it
 // notices, within (syncLimit+1) × tickTime; the majority elects a new
@@ -93,8 +93,10 @@ func (c *trackedConn) remember(x completion) {
 // certified is what a successful sync or write sent at sent certifies (the
 // zero time for nothing); the caller holds c.mu.
 func (c *trackedConn) certified(sent time.Time) time.Time {
+	// The bound tickTime/2 ≤ T/4 holds for the T that this connection's
+	// server granted (fact 4).
 	c.t.mu.Lock()
-	t := c.t.negotiated
+	t := c.t.to.granted
 	c.t.mu.Unlock()
 	if t <= 0 {
 		return time.Time{}

@@ -50,25 +50,36 @@ const codeAuthFailed = -115
 // (a Kerberos ticket is the largest, a few kilobytes).
 const maxSASLFrame = 1 << 20
 
-// SASLLogin is a way to log in with SASL: a DigestLogin or a KerberosLogin.
+// SASLLogin is a way to log in with SASL. The mechanisms live in package
+// zkconn/sasl (DIGEST-MD5, Kerberos, JAAS files), so that a program that
+// needs no SASL does not link them (Kerberos is a large library).
 type SASLLogin interface {
 	// Mechanism is the SASL mechanism's name ("DIGEST-MD5", "GSSAPI").
 	Mechanism() string
 	// Principal is who logs in, safe to print.
 	Principal() string
-	// exchange starts one exchange with the server at host (as the dialer
+	// Exchange starts one exchange with the server at host (as the dialer
 	// was given it).
-	exchange(host string) (saslMechanism, error)
+	Exchange(host string) (SASLExchange, error)
 }
 
-// saslMechanism is one run of a mechanism's client side.
-type saslMechanism interface {
-	// start returns the client's first token (empty when the server
+// SASLCredentials is a SASLLogin with credentials of its own to get before
+// any server is contacted (a Kerberos TGT). Dial gets them first, so that
+// a wrong key or a missing KDC is named as such and not as a connect
+// timeout.
+type SASLCredentials interface {
+	SASLLogin
+	Login() error
+}
+
+// SASLExchange is one run of a mechanism's client side.
+type SASLExchange interface {
+	// Start returns the client's first token (empty when the server
 	// speaks first).
-	start() ([]byte, error)
-	// next consumes the server's token. It returns the client's answer,
+	Start() ([]byte, error)
+	// Next consumes the server's token. It returns the client's answer,
 	// or done once the client is satisfied and has nothing more to send.
-	next(challenge []byte) (resp []byte, done bool, err error)
+	Next(challenge []byte) (resp []byte, done bool, err error)
 }
 
 // ErrSASLRefused marks a SASL login the server, or the Kerberos KDC,
@@ -83,19 +94,26 @@ func (e *refusal) Error() string { return e.reason }
 
 func (e *refusal) Is(target error) bool { return target == ErrSASLRefused || target == ErrPermission }
 
-func refusedf(format string, args ...any) error { return &refusal{fmt.Sprintf(format, args...)} }
+// SASLRefused is a refused login (ErrSASLRefused), with its reason.
+func SASLRefused(format string, args ...any) error {
+	return &refusal{fmt.Sprintf(format, args...)}
+}
+
+// ErrSASLUnreachable marks a login that could not reach what it needs
+// besides the server (a Kerberos KDC): ZooKeeper is as good as unavailable.
+var ErrSASLUnreachable = errors.New("SASL login service unreachable")
 
 // SASLError is a failed SASL login: which mechanism, as whom, and why.
 type SASLError struct {
 	Mechanism, Principal string
-	Err                  error // a refusal, ErrNoKDC, or what else went wrong
+	Err                  error // a refusal, ErrSASLUnreachable, or what else went wrong
 }
 
 func (e *SASLError) Error() string {
 	switch {
 	case errors.Is(e.Err, ErrSASLRefused):
 		return fmt.Sprintf("permission denied: SASL %s login as %q refused: %v", e.Mechanism, e.Principal, e.Err)
-	case errors.Is(e.Err, ErrNoKDC):
+	case errors.Is(e.Err, ErrSASLUnreachable):
 		return fmt.Sprintf("SASL %s login as %q: %v", e.Mechanism, e.Principal, e.Err)
 	}
 	return fmt.Sprintf("SASL %s login as %q failed: %v", e.Mechanism, e.Principal, e.Err)
@@ -158,11 +176,11 @@ func (c *saslConn) Read(b []byte) (int, error) {
 // reply, and the last reply is read before go-zookeeper sees the
 // connection, so no SASL bytes are left for it.
 func (c *saslConn) authenticate() error {
-	mech, err := c.login.exchange(c.host)
+	mech, err := c.login.Exchange(c.host)
 	if err != nil {
 		return err
 	}
-	tok, err := mech.start()
+	tok, err := mech.Start()
 	if err != nil {
 		return err
 	}
@@ -171,12 +189,12 @@ func (c *saslConn) authenticate() error {
 		if err != nil {
 			return err
 		}
-		resp, done, err := mech.next(reply)
+		resp, done, err := mech.Next(reply)
 		if err != nil {
 			if errors.Is(err, ErrSASLRefused) {
 				return err
 			}
-			return refusedf("%v", err)
+			return SASLRefused("%v", err)
 		}
 		if done {
 			if resp != nil {
@@ -214,7 +232,7 @@ func (c *saslConn) roundTrip(xid int32, tok []byte) ([]byte, error) {
 	switch code := int32(binary.BigEndian.Uint32(body[12:16])); code {
 	case 0:
 	case codeAuthFailed, codeSessionRequiresAuth:
-		return nil, refusedf("the server rejected the credentials")
+		return nil, SASLRefused("the server rejected the credentials")
 	default:
 		return nil, fmt.Errorf("SASL exchange: the server answered with error %d", code)
 	}
@@ -271,11 +289,11 @@ func (c *Client) saslFailed(err error) {
 // saslLogin gets a login's own credentials before any server is
 // contacted, for the logins that have any (a Kerberos TGT).
 func saslLogin(l SASLLogin) error {
-	p, ok := l.(interface{ login() error })
+	p, ok := l.(SASLCredentials)
 	if !ok {
 		return nil
 	}
-	if err := p.login(); err != nil {
+	if err := p.Login(); err != nil {
 		return &SASLError{Mechanism: l.Mechanism(), Principal: l.Principal(), Err: err}
 	}
 	return nil

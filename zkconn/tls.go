@@ -5,7 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
+
+	"github.com/zklock/zklock/internal/files"
 )
 
 // ErrBadTLS marks TLS settings that cannot be loaded.
@@ -25,9 +26,9 @@ type TLSFiles struct {
 func (f TLSFiles) Config() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if f.CA != "" {
-		pem, err := os.ReadFile(f.CA)
+		pem, err := files.TLSCA.Read(f.CA)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadTLS, err)
+			return nil, fmt.Errorf("%w: %w", ErrBadTLS, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -36,10 +37,18 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if (f.Cert == "") != (f.Key == "") {
-		return nil, fmt.Errorf("%w: a client certificate needs both --tls-cert and --tls-key", ErrBadTLS)
+		return nil, fmt.Errorf("%w: a client certificate needs both its certificate file and its key file", ErrBadTLS)
 	}
 	if f.Cert != "" {
-		pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		cert, err := files.TLSCert.Read(f.Cert)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadTLS, err)
+		}
+		key, err := files.TLSKey.Read(f.Key)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadTLS, err)
+		}
+		pair, err := tls.X509KeyPair(cert, key)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadTLS, err)
 		}

@@ -12,9 +12,10 @@ import (
 // wireTracker watches the bytes go-zookeeper exchanges with the server to
 // learn facts the library keeps to itself:
 //
-//   - the negotiated session timeout, from the ConnectResponse (the server
-//     clamps the requested timeout to its own bounds, and that clamped value
-//     is the one that decides when the session expires);
+//   - the session timeout granted on each connect, from the
+//     ConnectResponse (the server clamps the requested timeout to its own
+//     bounds, and the leader expires the session on the clamped value; see
+//     timeout.go for which of them the deadlines count with);
 //   - when the server last answered at all: the send time of the last
 //     request that got a reply (lastHeard). It tells a live connection from
 //     a silent one, nothing more: see quorum.go for why a reply from one
@@ -31,10 +32,13 @@ import (
 // are not replies.
 type wireTracker struct {
 	mu          sync.Mutex
-	negotiated  time.Duration
+	to          timeouts
 	lastHeard   time.Time
 	quorumHeard time.Time
-	now         func() time.Time
+	// changed is closed, and replaced, whenever quorumHeard or the
+	// timeouts change: the guard's deadlines follow each change at once.
+	changed chan struct{}
+	now     func() time.Time
 	// handshake bounds the wait for a ConnectResponse (see trackedConn's
 	// deadline methods); zero leaves go-zookeeper's own deadline alone.
 	handshake time.Duration
@@ -80,6 +84,9 @@ type request struct {
 	sent   time.Time
 	xid    int32
 	opcode int32
+	// resume: a ConnectRequest that resumes a session (its session id is
+	// not 0).
+	resume bool
 }
 
 // wrap returns conn instrumented by t, and makes it the current connection.
@@ -99,6 +106,11 @@ func (c *trackedConn) Write(b []byte) (int, error) {
 		// ConnectRequest a ConnectResponse, every other request a reply
 		// with the same xid.
 		r := request{sent: sent}
+		if first && len(frame) >= 24 {
+			// ConnectRequest: int32 protocolVersion, int64 lastZxidSeen,
+			// int32 timeOut, int64 sessionId, …
+			r.resume = binary.BigEndian.Uint64(frame[16:24]) != 0
+		}
 		if !first && len(frame) >= 8 {
 			r.xid = int32(binary.BigEndian.Uint32(frame[0:4]))
 			r.opcode = int32(binary.BigEndian.Uint32(frame[4:8]))
@@ -164,10 +176,13 @@ func (c *trackedConn) capped(d time.Time) time.Time {
 	c.mu.Lock()
 	done := c.handshook
 	c.mu.Unlock()
-	if done || c.t.handshake <= 0 {
+	c.t.mu.Lock()
+	handshake := c.t.handshake
+	c.t.mu.Unlock()
+	if done || handshake <= 0 {
 		return d
 	}
-	limit := c.dialed.Add(c.t.handshake)
+	limit := c.dialed.Add(handshake)
 	if d.IsZero() || d.After(limit) {
 		return limit
 	}
@@ -182,6 +197,13 @@ func (c *trackedConn) SetReadDeadline(d time.Time) error {
 
 func (c *trackedConn) SetWriteDeadline(d time.Time) error {
 	return c.Conn.SetWriteDeadline(c.capped(d))
+}
+
+// setHandshake sets the handshake bound for the connections to come.
+func (t *wireTracker) setHandshake(d time.Duration) {
+	t.mu.Lock()
+	t.handshake = d
+	t.mu.Unlock()
 }
 
 // connectResponse: int32 protocolVersion, int32 timeOut (ms), int64 sessionId, …
@@ -202,7 +224,7 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	c.remember(completion{sent: req.sent, replied: replied})
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
-	c.t.negotiated = timeout
+	c.t.to.connected(timeout, req.resume, req.sent)
 	if req.sent.After(c.t.lastHeard) {
 		c.t.lastHeard = req.sent
 	}
@@ -211,6 +233,26 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	if req.sent.After(c.t.quorumHeard) {
 		c.t.quorumHeard = req.sent
 	}
+	c.t.to.certified(c.t.quorumHeard)
+	c.t.notifyLocked()
+}
+
+// notifyLocked wakes whoever waits on changed; the caller holds t.mu.
+func (t *wireTracker) notifyLocked() {
+	if t.changed != nil {
+		close(t.changed)
+	}
+	t.changed = make(chan struct{})
+}
+
+// changes returns the channel that is closed at the next change.
+func (t *wireTracker) changes() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
 }
 
 // reply: int32 xid, int64 zxid, int32 err, then the body; a create's body
@@ -254,6 +296,8 @@ func (c *trackedConn) reply(frame []byte, replied time.Time) {
 	}
 	if certified.After(c.t.quorumHeard) {
 		c.t.quorumHeard = certified
+		c.t.to.certified(certified)
+		c.t.notifyLocked()
 	}
 	switch req.opcode {
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
@@ -374,11 +418,20 @@ func (r *frameReader) feed(b []byte, onFrame func(first bool, head []byte)) {
 	}
 }
 
-// snapshot returns the tracker's facts.
-func (t *wireTracker) snapshot() (negotiated time.Duration, lastHeard time.Time) {
+// snapshot returns the tracker's facts: the timeout granted on the
+// latest connect, and when the server last answered.
+func (t *wireTracker) snapshot() (granted time.Duration, lastHeard time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.negotiated, t.lastHeard
+	return t.to.granted, t.lastHeard
+}
+
+// contact returns what the tracker knows of the session's hold on the
+// ensemble.
+func (t *wireTracker) contact() Contact {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Contact{QuorumHeard: t.quorumHeard, Timeout: t.to.effective, Granted: t.to.granted, Pending: t.to.pending}
 }
 
 func (t *wireTracker) isStandalone() bool {

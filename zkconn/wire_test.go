@@ -82,8 +82,8 @@ func TestTrackerPairsByXid(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tr := &wireTracker{now: func() time.Time { return now }}
 	fc, c := connected(tr) // the ConnectRequest at t=1000
-	if tr.negotiated != 4*time.Second {
-		t.Fatalf("negotiated %s", tr.negotiated)
+	if tr.to.granted != 4*time.Second || tr.to.effective != 4*time.Second {
+		t.Fatalf("timeouts %+v", tr.to)
 	}
 
 	now = time.Unix(1001, 0)
@@ -120,11 +120,17 @@ func errRep(xid int32, code int32) []byte {
 
 // handshake sends a ConnectRequest on c and feeds it a ConnectResponse
 // for session 0x1234 with a negotiated timeout of 4s.
-func handshake(c net.Conn, fc *fakeConn) {
+func handshake(c net.Conn, fc *fakeConn) { handshakeAs(c, fc, 0, 4*time.Second) }
+
+// handshakeAs sends a ConnectRequest for session (0: a new one) and feeds
+// it a ConnectResponse granting session 0x1234 the timeout granted.
+func handshakeAs(c net.Conn, fc *fakeConn, session int64, granted time.Duration) {
+	connReq := make([]byte, 40)
+	binary.BigEndian.PutUint64(connReq[16:], uint64(session))
+	c.Write(frame(connReq...))
 	resp := make([]byte, 20)
-	binary.BigEndian.PutUint32(resp[4:], 4000)
+	binary.BigEndian.PutUint32(resp[4:], uint32(granted.Milliseconds()))
 	binary.BigEndian.PutUint64(resp[8:], 0x1234)
-	c.Write(frame(make([]byte, 40)...))
 	fc.in.Write(frame(resp...))
 	c.Read(make([]byte, 4096))
 }

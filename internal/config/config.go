@@ -10,14 +10,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/pelletier/go-toml/v2/unstable"
+	"github.com/zklock/zklock/internal/files"
 )
 
 // Value is one key's value as text, and where it was written.
@@ -127,54 +125,24 @@ func keyLine(p *unstable.Parser, e *unstable.Node) int {
 // Read reads and parses the file at path. A file that does not exist is
 // (nil, nil) when optional, an error otherwise.
 func Read(path string, optional bool, known func(string) bool) (*File, error) {
-	data, err := readRegular(path)
+	data, err := files.Config.Read(path)
+	var fe *files.Error
 	switch {
 	case optional && errors.Is(err, fs.ErrNotExist):
 		return nil, nil
+	case errors.As(err, &fe) && errors.Unwrap(err) != nil:
+		return nil, &Error{Path: path, Reason: "cannot read: " + errors.Unwrap(err).Error()}
+	case errors.As(err, &fe):
+		return nil, &Error{Path: path, Reason: fe.Problem}
 	case err != nil:
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
 		return nil, &Error{Path: path, Reason: "cannot read: " + err.Error()}
 	}
 	return Parse(path, data, known)
 }
 
-// MaxSize bounds a configuration file: a few dozen settings fit many
-// times over, and a device or a runaway file named by mistake
-// (ZKLOCK_CONFIG=/dev/zero) is refused instead of read until memory runs
-// out.
+// MaxSize bounds a configuration file (files.Config): a few dozen
+// settings fit many times over.
 const MaxSize = 64 << 10
-
-// readRegular reads a regular file of at most MaxSize bytes. It opens
-// without blocking, so that a FIFO named by mistake is refused instead of
-// waiting for a writer forever, and checks what it opened, not the name.
-func readRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case st.IsDir():
-		return nil, errors.New("is a directory")
-	case !st.Mode().IsRegular():
-		return nil, errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("larger than %d KiB", MaxSize>>10)
-	}
-	return b, nil
-}
 
 // Locations are the files zklock's settings come from.
 type Locations struct {

@@ -113,10 +113,10 @@ func TestReadRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ path, want string }{
-		{dir, dir + ": cannot read: is a directory"},
-		{fifo, fifo + ": cannot read: not a regular file"},
-		{"/dev/zero", "/dev/zero: cannot read: not a regular file"},
-		{big, big + ": cannot read: larger than 64 KiB"},
+		{dir, dir + ": is a directory"},
+		{fifo, fifo + ": is not a regular file"},
+		{"/dev/zero", "/dev/zero: is not a regular file"},
+		{big, big + ": is larger than 64 KiB"},
 	} {
 		done := make(chan error, 1)
 		go func() {

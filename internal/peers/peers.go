@@ -195,6 +195,7 @@ func CuratorArgv(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, &MissingError{What: "a JDK", Where: err.Error(), Package: "default-jdk-headless"}
 	}
+	javart.CheckNotShort("javac, for the Curator runner")
 	classes, err := compile(ctx, javac, cp)
 	if err != nil {
 		return nil, err

@@ -20,11 +20,20 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-// server is the real ZooKeeper the package's tests share.
-var server *zktest.Cluster
+// lazy is the real ZooKeeper the package's tests share, started by the
+// first test that needs it.
+var lazy zktest.Lazy
+
+// server is the shared server; under -short the test is skipped.
+func server(t *testing.T) *zktest.Cluster {
+	t.Helper()
+	return lazy.Need(t)
+}
 
 func TestMain(m *testing.M) {
-	os.Exit(zktest.RunStandalone(m, zktest.Options{}, func(c *zktest.Cluster) { server = c }))
+	code := m.Run()
+	lazy.Stop()
+	os.Exit(code)
 }
 
 func testPath(t *testing.T) string { return zktest.TestPath(t, "/peers") }
@@ -144,9 +153,9 @@ func TestNodeLayout(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			conn := zktest.DialT(t, server.Addrs())
+			conn := zktest.DialT(t, server(t).Addrs())
 			o := tc.o
-			o.Servers, o.Path, o.Repeat = server.ConnectString(), testPath(t), 2
+			o.Servers, o.Path, o.Repeat = server(t).ConnectString(), testPath(t), 2
 			s := startStepped(t, tc.runner, o)
 			dir := o.Path
 			if tc.sub != "" {
@@ -213,9 +222,9 @@ func TestNodeLayout(t *testing.T) {
 // most the limit, and then releases the mutex.
 func TestCuratorSemaphoreWaiter(t *testing.T) {
 	t.Parallel()
-	conn := zktest.DialT(t, server.Addrs())
+	conn := zktest.DialT(t, server(t).Addrs())
 	path := testPath(t)
-	o := Options{Servers: server.ConnectString(), Path: path, Kind: Semaphore, Limit: 1}
+	o := Options{Servers: server(t).ConnectString(), Path: path, Kind: Semaphore, Limit: 1}
 	holder := startStepped(t, "curator", o)
 	holder.waitIn(t, 1, 20*time.Second)
 	waiter := startStepped(t, "curator", o)
@@ -257,7 +266,7 @@ func TestExitStatus(t *testing.T) {
 	for _, runner := range []string{"curator", "kazoo"} {
 		t.Run(runner, func(t *testing.T) {
 			t.Parallel()
-			base := Options{Servers: server.ConnectString(), Path: testPath(t)}
+			base := Options{Servers: server(t).ConnectString(), Path: testPath(t)}
 			cases := []struct {
 				name string
 				args []string
@@ -315,8 +324,8 @@ func TestSignal(t *testing.T) {
 	for _, runner := range []string{"curator", "kazoo"} {
 		t.Run(runner, func(t *testing.T) {
 			t.Parallel()
-			conn := zktest.DialT(t, server.Addrs())
-			o := Options{Servers: server.ConnectString(), Path: testPath(t), SessionTimeout: 20 * time.Second}
+			conn := zktest.DialT(t, server(t).Addrs())
+			o := Options{Servers: server(t).ConnectString(), Path: testPath(t), SessionTimeout: 20 * time.Second}
 			holder := startStepped(t, runner, o)
 			holder.waitIn(t, 1, 20*time.Second)
 			waiter := startStepped(t, runner, o)
@@ -362,9 +371,9 @@ func TestSignal(t *testing.T) {
 // 2.8's own ReadLock would wait for the second writer here, which waits for
 // the reader: a deadlock.
 func TestKazooReadLockQueue(t *testing.T) {
-	conn := zktest.DialT(t, server.Addrs())
+	conn := zktest.DialT(t, server(t).Addrs())
 	path := testPath(t)
-	o := Options{Servers: server.ConnectString(), Path: path}
+	o := Options{Servers: server(t).ConnectString(), Path: path}
 	w, r := o, o
 	w.Kind, r.Kind = Write, Read
 	w1 := startStepped(t, "kazoo", w)

@@ -135,8 +135,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	budget := o.budget(client)
-	lost, revoked := o.guard(runCtx, client, h, budget, wd.wait())
+	budget := NewBudget(client.Contact().Timeout, o.KillGrace)
+	lost, revoked := o.guard(runCtx, client, h, wd.wait())
 	lost = o.reportLoss(runCtx, client, lost)
 	o.marks.mark("command")
 	err = lockexec.Run(runCtx, lockexec.Spec{
@@ -161,10 +161,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	return err
 }
 
-// guard watches what the command runs under: the locks taken, through
-// lock.Guard (which also renews the watchdog's deadline), and the locks
-// re-entered. lost carries the first loss, revoked each revocation request.
-func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, budget lock.Budget, wd *lockexec.Watchdog) (lost <-chan error, revoked <-chan *lock.RevokedError) {
+// guard watches what the command runs under: the locks taken (see guard),
+// which also renews the watchdog's deadlines, and the locks re-entered.
+// lost carries the first loss, revoked each revocation request.
+func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, wd *lockexec.Watchdog) (lost <-chan error, revoked <-chan *lock.RevokedError) {
 	// The ancestors' zklocks guard the locks re-entered, but release
 	// them when their own commands exit: a re-entered run left in the
 	// background would go on without its lock. Their nodes' deletion
@@ -178,23 +178,41 @@ func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, budg
 		inheritedLost = lock.WatchHeld(ctx, client, nodes)
 	}
 	if len(h.leases) == 0 {
-		lost = inheritedLost
-	} else {
-		o.logf("session timeout %s; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
-			budget.Timeout, budget.Deadline, budget.Grace, budget.Margin)
-		// The watchdog enforces the same deadlines as the guard, from
-		// outside this process: renewed on every confirmation from the
-		// ensemble, so a stopped or starved zklock cannot outlive its lock
-		// through its command. Under --on-lost ignore it only watches for
-		// zklock's death.
-		var renew func(stop, kill time.Time)
-		if o.OnLost == lockexec.Terminate {
-			renew = wd.Renew
-		}
-		lost, revoked = lock.Guard(ctx, client, h.leases, budget, renew)
-		lost = firstOf(ctx, lost, inheritedLost)
+		return inheritedLost, nil
 	}
-	return lost, revoked
+	g := &guard{src: client, clock: realClock{}, killGrace: o.KillGrace, logf: o.Logf}
+	// The watchdog enforces the same deadlines as the guard, from outside
+	// this process: renewed on every confirmation from the ensemble, so a
+	// stopped or starved zklock cannot outlive its lock through its
+	// command. Under --on-lost ignore it only watches for zklock's death.
+	if o.OnLost == lockexec.Terminate {
+		g.renew = wd.Renew
+	}
+	return guardLeases(ctx, g, h.leases, inheritedLost), revokeRequests(ctx, h.leases)
+}
+
+// revokeRequests passes on the revocation requests written into any of
+// leases. The goroutines end with ctx.
+func revokeRequests(ctx context.Context, leases []*lock.Lease) <-chan *lock.RevokedError {
+	out := make(chan *lock.RevokedError, len(leases))
+	for _, l := range leases {
+		go func() {
+			for {
+				select {
+				case r := <-l.Revoked():
+					select {
+					case out <- r:
+					default: // an earlier request is still unread
+					}
+				case <-l.Done():
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	return out
 }
 
 // catchSignals catches the signals forwarded to the command: before it
@@ -400,17 +418,8 @@ func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 		return
 	}
 	o.warnf("could not confirm the release of %s; the server drops it when the session expires, within %s",
-		what, c.NegotiatedTimeout())
+		what, c.Contact().Timeout)
 	o.reportRelease(paths, false, "")
-}
-
-// budget is how the session timeout is spent if contact is lost; see Budget.
-func (o *Options) budget(c *zkconn.Client) lock.Budget {
-	t := c.NegotiatedTimeout()
-	if t <= 0 {
-		t = o.Conn.SessionTimeout
-	}
-	return lock.NewBudget(t, o.KillGrace)
 }
 
 // acquire connects and waits for the locks. A signal cancels the wait; the

@@ -3,9 +3,7 @@ package zktest
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -63,42 +61,6 @@ func Eventually(tb TB, within time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// RunStandalone is a test package's TestMain body: it starts one standalone
-// server (JVM start-up costs seconds, so a package shares it), hands it to
-// use, runs the tests and stops the server. A server that cannot start fails
-// the package; it never skips.
-func RunStandalone(m interface{ Run() int }, opts Options, use func(*Cluster)) int {
-	if onlyFuzzing() {
-		return m.Run()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, err := StartStandalone(ctx, opts)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "these tests need a real ZooKeeper:", err)
-		return 1
-	}
-	defer c.Stop()
-	use(c)
-	return m.Run()
-}
-
-// onlyFuzzing reports a run that only fuzzes (go test -run '^$' -fuzz …),
-// or a fuzzing worker process, which runs TestMain too: the fuzz targets
-// exercise parsers, and a JVM start per process would only add seconds.
-func onlyFuzzing() bool {
-	if !flag.Parsed() {
-		flag.Parse()
-	}
-	value := func(name string) string {
-		if f := flag.Lookup(name); f != nil {
-			return f.Value.String()
-		}
-		return ""
-	}
-	return value("test.fuzzworker") == "true" || (value("test.fuzz") != "" && value("test.run") == "^$")
 }
 
 var pathSeq atomic.Int64

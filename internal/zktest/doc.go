@@ -9,24 +9,26 @@
 // functions return an error that says what is missing; callers are expected
 // to fail rather than skip, so a broken test machine is noticed.
 //
-// The API is usable from TestMain (no testing.TB needed) so a test package
-// can share one server:
+// A test package shares one server, started by the first test that needs
+// it (Lazy), so that a test that needs none starts no JVM:
 //
-//	var cluster *zktest.Cluster
+//	var lazy zktest.Lazy // or shared.Client(t), see package shared
 //
 //	func TestMain(m *testing.M) {
-//		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-//		c, err := zktest.StartStandalone(ctx, zktest.Options{})
-//		cancel()
-//		if err != nil {
-//			fmt.Fprintln(os.Stderr, err)
-//			os.Exit(1)
-//		}
-//		cluster = c
 //		code := m.Run()
-//		c.Stop()
+//		lazy.Stop()
 //		os.Exit(code)
 //	}
+//
+//	func TestX(t *testing.T) {
+//		c := lazy.Need(t) // under go test -short, the test is skipped
+//		…
+//	}
+//
+// go test -short, the fast lane, starts no JVM: NeedServer skips a test
+// that starts servers of its own, and a server started under -short anyway
+// panics (javart.CheckNotShort). The Start functions need no testing.T, so
+// a program (the benchmark driver) can start servers too.
 //
 // Locating ZooKeeper: if ZOOKEEPER_HOME is set it must point at an Apache
 // release layout ($ZOOKEEPER_HOME/lib/*.jar and $ZOOKEEPER_HOME/*.jar);

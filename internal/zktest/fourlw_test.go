@@ -113,7 +113,7 @@ func TestSessionIDRoundTrip(t *testing.T) {
 }
 
 func TestFourLetterArgs(t *testing.T) {
-	if _, err := fourLetter(context.Background(), shared.Server(0).Addr(), "status"); err == nil {
+	if _, err := fourLetter(context.Background(), shared(t).Server(0).Addr(), "status"); err == nil {
 		t.Fatal("five-letter command accepted")
 	}
 }
@@ -150,7 +150,7 @@ func TestFourLetterHonoursContext(t *testing.T) {
 // the surprising fact that wchp lists only data watches.
 func TestFourLetterLive(t *testing.T) {
 	ctx := testCtx(t)
-	addr := shared.Server(0).Addr()
+	addr := shared(t).Server(0).Addr()
 	if out, err := fourLetter(ctx, addr, "ruok"); err != nil || out != "imok" {
 		t.Fatalf("ruok: %q %v", out, err)
 	}

@@ -1,54 +1,40 @@
 package zktest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
-	"time"
 )
 
 // One standalone server and one 3-node ensemble are shared by all tests in
-// this package (tests that kill or restart a server leave it serving).
-var (
-	shared          *Cluster
-	sharedEnsemble  *Cluster
-	standaloneStart time.Duration
-	ensembleStart   time.Duration
-)
+// this package (tests that kill or restart a server leave it serving), each
+// started by the first test that needs it.
+var standalone, ensemble = Lazy{}, Lazy{Members: 3}
+
+// shared is the standalone server; under -short the test is skipped.
+func shared(t *testing.T) *Cluster {
+	t.Helper()
+	return standalone.Need(t)
+}
+
+// sharedEnsemble is the 3-node ensemble; under -short the test is skipped.
+func sharedEnsemble(t *testing.T) *Cluster {
+	t.Helper()
+	return ensemble.Need(t)
+}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		runOrphanHelper()
 		return
 	}
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	c, err := StartStandalone(ctx, Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting standalone ZooKeeper:", err)
-		return 1
+	code := m.Run()
+	for _, l := range []*Lazy{&standalone, &ensemble} {
+		if c, _ := l.Started(); c != nil {
+			stopAndCheck(c)
+		}
 	}
-	standaloneStart = time.Since(t0)
-	shared = c
-	defer stopAndCheck(c)
-
-	t0 = time.Now()
-	e, err := StartEnsemble(ctx, 3, Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting ZooKeeper ensemble:", err)
-		return 1
-	}
-	ensembleStart = time.Since(t0)
-	sharedEnsemble = e
-	defer stopAndCheck(e)
-
-	return m.Run()
+	os.Exit(code)
 }
 
 // stopAndCheck stops c and verifies Stop's promises: no process left, the
@@ -81,5 +67,9 @@ func stopAndCheck(c *Cluster) {
 }
 
 func TestStartTimes(t *testing.T) {
-	t.Logf("standalone start: %v; 3-node ensemble start: %v", standaloneStart, ensembleStart)
+	shared(t)
+	sharedEnsemble(t)
+	_, s := standalone.Started()
+	_, e := ensemble.Started()
+	t.Logf("standalone start: %v; 3-node ensemble start: %v", s, e)
 }

@@ -21,6 +21,7 @@ var partitionOpts = Options{TickTime: 200 * time.Millisecond, SyncLimit: 10, Ini
 // through proxies, stopped when the test ends.
 func startPartitionable(t *testing.T) *Cluster {
 	t.Helper()
+	NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	t0 := time.Now()
@@ -237,10 +238,11 @@ func TestPeerProxyWaitsForTarget(t *testing.T) {
 
 // TestIsolateNeedsPeerProxies: the shared ensemble has direct links.
 func TestIsolateNeedsPeerProxies(t *testing.T) {
+	e := sharedEnsemble(t)
 	defer func() {
 		if recover() == nil {
 			t.Fatal("Isolate on an ensemble without peer proxies did not panic")
 		}
 	}()
-	sharedEnsemble.Isolate(0, (*Proxy).Cut)
+	e.Isolate(0, (*Proxy).Cut)
 }

@@ -97,6 +97,7 @@ func (p PKI) write(t TB, name string, b []byte) {
 // test ends.
 func StartTLS(ctx context.Context, t TB, p PKI, extra map[string]string) string {
 	t.Helper()
+	NeedServer(t)
 	ports, err := freePorts(1)
 	if err != nil {
 		t.Fatal(err)

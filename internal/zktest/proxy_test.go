@@ -15,7 +15,7 @@ import (
 
 func proxyT(t *testing.T) *Proxy {
 	t.Helper()
-	p, err := newProxy(shared.Server(0).Addr())
+	p, err := newProxy(shared(t).Server(0).Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestProxyBlackholeSessionExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, _ := connect(t, []string{shared.Server(0).Addr()}, 4*time.Second)
+	direct, _ := connect(t, []string{shared(t).Server(0).Addr()}, 4*time.Second)
 
 	p.Blackhole()
 	t0 := time.Now()
@@ -223,7 +223,7 @@ func TestProxyDropReplyAfterCreate(t *testing.T) {
 	p := proxyT(t)
 	c, ev := connect(t, []string{p.Addr()}, 10*time.Second)
 	sid := c.SessionID()
-	direct, _ := connect(t, []string{shared.Server(0).Addr()}, 4*time.Second)
+	direct, _ := connect(t, []string{shared(t).Server(0).Addr()}, 4*time.Second)
 
 	fired := p.DropReplyAfter(OpCreate)
 	if p.Fired() != fired {
@@ -291,7 +291,7 @@ func TestProxyDropReplyOtherOpcode(t *testing.T) {
 		t.Fatalf("container create: %v", err)
 	}
 	<-fired
-	direct, _ := connect(t, []string{shared.Server(0).Addr()}, 4*time.Second)
+	direct, _ := connect(t, []string{shared(t).Server(0).Addr()}, 4*time.Second)
 	if ok, _, err := direct.Exists("/ctr"); err != nil || !ok {
 		t.Fatalf("container not created: %v %v", ok, err)
 	}
@@ -315,7 +315,7 @@ func TestProxyHealDisarms(t *testing.T) {
 }
 
 func TestProxyCloseIdempotent(t *testing.T) {
-	p, err := newProxy(shared.Server(0).Addr())
+	p, err := newProxy(shared(t).Server(0).Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock/internal/javart"
 )
 
 // logTailLines is how much of a server's log a start-up error quotes.
@@ -33,6 +35,7 @@ type Server struct {
 	logPath    string
 	inst       *Install
 	opts       Options
+	peers      []string // the member lines of its zoo.cfg; none for standalone
 
 	mu   sync.Mutex
 	proc *process
@@ -176,6 +179,11 @@ func (s *Server) launch() error {
 	if s.proc != nil && !s.proc.exited() {
 		return fmt.Errorf("zktest: server %d is already running", s.id)
 	}
+	// The fast lane starts no JVM. (A made-up Install, such as a test's
+	// fake java, is no JVM.)
+	if java, err := javart.Java(); err == nil && java == s.inst.Java {
+		javart.CheckNotShort("a ZooKeeper server")
+	}
 	f, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("zktest: server %d: %w", s.id, err)
@@ -291,6 +299,7 @@ func tailFile(path string, offset int64, n int) string {
 // writeFiles writes the server's zoo.cfg (and myid for ensemble members)
 // and creates its data directory.
 func (s *Server) writeFiles(peers []string) error {
+	s.peers = peers
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
 		return err
 	}
@@ -314,4 +323,75 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// SetConfig sets (or, with an empty value, removes) a zoo.cfg entry of
+// this server alone, as an operator edits one file of a rolling restart:
+// for example "maxSessionTimeout" to "4000". It takes effect at the next
+// Restart; the running process keeps what it read at its start.
+func (s *Server) SetConfig(key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	extra := make(map[string]string, len(s.opts.ExtraConfig)+1)
+	for k, v := range s.opts.ExtraConfig {
+		extra[k] = v
+	}
+	if value == "" {
+		delete(extra, key)
+	} else {
+		extra[key] = value
+	}
+	s.opts.ExtraConfig = extra
+	return os.WriteFile(s.cfgPath, []byte(s.opts.config(s.dataDir, s.clientPort, s.peers)), 0o644)
+}
+
+// SaveData copies the server's data directory (its snapshots, transaction
+// logs and myid) to dir, for RestoreData to bring back later: a backup.
+// Copy it from a stopped server, or accept what a live copy gets (files
+// being written are copied as far as they are written).
+func (s *Server) SaveData(dir string) error {
+	return copyTree(s.dataDir, dir)
+}
+
+// RestoreData replaces the server's data directory by a copy SaveData
+// made, as an operator restores a backup; with dir "" it leaves the
+// directory empty but for myid, as a wiped disk would (an ensemble member
+// cannot start without its myid). The server must be stopped; Restart
+// starts it on the restored state.
+func (s *Server) RestoreData(dir string) error {
+	if s.Running() {
+		return fmt.Errorf("zktest: server %d is running; stop it before restoring its data", s.id)
+	}
+	if err := os.RemoveAll(s.dataDir); err != nil {
+		return fmt.Errorf("zktest: %w", err)
+	}
+	if dir != "" {
+		return copyTree(dir, s.dataDir)
+	}
+	return s.writeFiles(s.peers)
+}
+
+// copyTree copies the regular files and directories below src to dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
 }

@@ -20,7 +20,7 @@ import (
 
 func TestStandaloneKillRestart(t *testing.T) {
 	ctx := testCtx(t)
-	s := shared.Server(0)
+	s := shared(t).Server(0)
 	if mode, err := s.Mode(ctx); err != nil || mode != "standalone" {
 		t.Fatalf("mode %q, %v", mode, err)
 	}
@@ -82,7 +82,7 @@ func TestStandaloneKillRestart(t *testing.T) {
 
 func TestEnsemble(t *testing.T) {
 	ctx := testCtx(t)
-	e := sharedEnsemble
+	e := sharedEnsemble(t)
 	if e.Len() != 3 || len(e.Addrs()) != 3 || strings.Count(e.ConnectString(), ",") != 2 {
 		t.Fatalf("connect string %q", e.ConnectString())
 	}
@@ -229,6 +229,7 @@ func TestStartFailureQuotesLog(t *testing.T) {
 
 // A real server rejecting its configuration: the log tail says why.
 func TestStartFailureRealServer(t *testing.T) {
+	NeedServer(t)
 	_, err := StartStandalone(context.Background(), Options{
 		ExtraConfig: map[string]string{"tickTime": "not-a-number"},
 	})
@@ -305,6 +306,7 @@ func runOrphanHelper() {
 
 // If the test binary is killed outright, its servers must die with it.
 func TestNoOrphanWhenTestBinaryKilled(t *testing.T) {
+	NeedServer(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+t.TempDir())
 	out, err := cmd.StdoutPipe()
@@ -337,7 +339,7 @@ func TestRestartHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	time.Sleep(2 * time.Millisecond)
-	s := shared.Server(0)
+	s := shared(t).Server(0)
 	err := s.Restart(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
@@ -351,6 +353,7 @@ func TestRestartHonoursContext(t *testing.T) {
 // A port taken between choosing it and the JVM binding it: the start is
 // retried on fresh ports.
 func TestStartRetriesBindClash(t *testing.T) {
+	NeedServer(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +382,7 @@ func TestStartRetriesBindClash(t *testing.T) {
 // The short container check interval is what lets tests assert that a
 // lock's parent node does not outlive its last child.
 func TestContainerReapedQuickly(t *testing.T) {
-	c, _ := connect(t, []string{shared.Server(0).Addr()}, 4*time.Second)
+	c, _ := connect(t, []string{shared(t).Server(0).Addr()}, 4*time.Second)
 	if _, err := c.CreateContainer("/reaped", nil, zk.FlagContainer, acl); err != nil {
 		t.Fatal(err)
 	}

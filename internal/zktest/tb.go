@@ -10,4 +10,5 @@ type TB interface {
 	Fatalf(format string, args ...any)
 	Cleanup(func())
 	Name() string
+	Skip(args ...any)
 }

@@ -13,6 +13,7 @@ package shared
 
 import (
 	"context"
+	"flag"
 	"os"
 	"testing"
 	"time"
@@ -26,6 +27,36 @@ import (
 // server is this test binary's shared server.
 var server zktest.Lazy
 
+// ConnectString is the shared server's connect string, starting it on
+// first use: for a runnable Example, which has no testing.T. A package
+// whose examples need it calls SkipExamplesWhenShort in its TestMain.
+func ConnectString() (string, error) {
+	c, err := server.Get()
+	if err != nil {
+		return "", err
+	}
+	return c.ConnectString(), nil
+}
+
+// SkipExamplesWhenShort makes go test -short skip the package's examples,
+// as it skips its tests that need a server: an example cannot skip itself.
+// Call it in TestMain, before Main.
+func SkipExamplesWhenShort() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if !testing.Short() {
+		return
+	}
+	skip := "^Example"
+	if prev := flag.Lookup("test.skip").Value.String(); prev != "" {
+		skip = prev + "|" + skip
+	}
+	if err := flag.Set("test.skip", skip); err != nil {
+		panic(err)
+	}
+}
+
 // Main is a test package's TestMain: it runs the tests, then stops the
 // server if one was started. It does not return.
 func Main(m *testing.M) {
@@ -38,14 +69,7 @@ func Main(m *testing.M) {
 // that cannot start fails the test; under -short the test is skipped.
 func Server(t testing.TB) *zktest.Cluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs a ZooKeeper server; go test -short runs without")
-	}
-	c, err := server.Get()
-	if err != nil {
-		t.Fatal("these tests need a real ZooKeeper: ", err)
-	}
-	return c
+	return server.Need(t)
 }
 
 // sessionTimeout is the clients' session timeout: short, so that a test

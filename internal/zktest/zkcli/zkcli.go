@@ -13,29 +13,31 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-// withServer runs one package's tests with a server, for Main.
+// withServer runs one package's tests, and then stops the servers they
+// started, for Main.
 type withServer struct {
-	m    *testing.M
-	use  func(*zktest.Cluster)
-	done func()
+	m      *testing.M
+	server *zktest.Lazy
+	done   func()
 }
 
 func (w withServer) Run() int {
 	zktest.UnignoreSignals()
+	defer w.server.Stop()
 	if w.done != nil {
 		defer w.done()
 	}
-	return zktest.RunStandalone(w.m, zktest.Options{}, w.use)
+	return w.m.Run()
 }
 
 // Main is the TestMain of a package whose tests run a command-line
 // program: testscript puts a copy of the test binary named name on PATH,
-// and run under that name the binary is the program (run). Only the
-// top-level test process starts the package's shared server (see
-// zktest.RunStandalone); done, if set, runs after the tests. It does not
-// return.
-func Main(m *testing.M, name string, run func() int, use func(*zktest.Cluster), done func()) {
-	testscript.Main(withServer{m: m, use: use, done: done}, map[string]func(){
+// and run under that name the binary is the program (run). The package's
+// shared server is started by the first test that needs it (server.Need)
+// and stopped after the tests; done, if set, runs after them too. It does
+// not return.
+func Main(m *testing.M, name string, run func() int, server *zktest.Lazy, done func()) {
+	testscript.Main(withServer{m: m, server: server, done: done}, map[string]func(){
 		name: func() { os.Exit(run()) },
 	})
 }

@@ -1,4 +1,4 @@
-package zkconn
+package sasl
 
 import (
 	"errors"
@@ -17,6 +17,8 @@ import (
 	"github.com/jcmturner/gokrb5/v8/krberror"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
+	"github.com/zklock/zklock/internal/files"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // krb5Client is all the GSSAPI mechanism (gssapi.go) needs from a Kerberos
@@ -82,13 +84,21 @@ type gokrb5Client struct{ cl *client.Client }
 // answered, a refusal when the KDC or the cache says no.
 func newGokrb5Client(l *KerberosLogin) (*gokrb5Client, error) {
 	cfgPath := krb5ConfigPath()
-	cfg, err := config.Load(cfgPath)
+	b, err := files.Krb5Conf.Read(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.NewFromString(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("kerberos configuration %s: %v", cfgPath, err)
 	}
 	if l.Keytab != "" {
-		kt, err := keytab.Load(l.Keytab)
+		b, err := files.Keytab.Read(l.Keytab)
 		if err != nil {
+			return nil, err
+		}
+		kt := keytab.New()
+		if err := kt.Unmarshal(b); err != nil {
 			return nil, fmt.Errorf("keytab %s: %v", l.Keytab, err)
 		}
 		user, realm, ok := strings.Cut(l.Client, "@")
@@ -105,9 +115,13 @@ func newGokrb5Client(l *KerberosLogin) (*gokrb5Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc, err := credentials.LoadCCache(path)
+	cc, err := readCCache(path)
+	var refused *files.Error
+	if errors.As(err, &refused) && errors.Unwrap(refused) == nil {
+		return nil, err // not a regular file, too large, or not private
+	}
 	if err != nil {
-		return nil, refusedf("no usable ticket cache %s (run kinit): %v", path, err)
+		return nil, zkconn.SASLRefused("no usable ticket cache %s (run kinit): %v", path, err)
 	}
 	if l.Client != "" {
 		want := l.Client
@@ -116,16 +130,16 @@ func newGokrb5Client(l *KerberosLogin) (*gokrb5Client, error) {
 			got, _, _ = strings.Cut(got, "@")
 		}
 		if got != want {
-			return nil, refusedf("the ticket cache %s holds tickets for %s, not %s", path, got, want)
+			return nil, zkconn.SASLRefused("the ticket cache %s holds tickets for %s, not %s", path, got, want)
 		}
 	}
 	cl, err := client.NewFromCCache(cc, cfg, client.DisablePAFXFAST(true))
 	if err != nil {
-		return nil, refusedf("ticket cache %s: %v (run kinit)", path, err)
+		return nil, zkconn.SASLRefused("ticket cache %s: %v (run kinit)", path, err)
 	}
 	for _, c := range cc.GetEntries() {
 		if len(c.Server.PrincipalName.NameString) > 0 && c.Server.PrincipalName.NameString[0] == "krbtgt" && time.Now().After(c.EndTime) {
-			return nil, refusedf("the ticket cache %s expired at %s (run kinit)", path, c.EndTime.Local().Format(time.DateTime))
+			return nil, zkconn.SASLRefused("the ticket cache %s expired at %s (run kinit)", path, c.EndTime.Local().Format(time.DateTime))
 		}
 	}
 	return &gokrb5Client{cl}, nil
@@ -138,11 +152,24 @@ func ccachePrincipal(name string) string {
 	if err != nil {
 		return ""
 	}
-	cc, err := credentials.LoadCCache(path)
+	cc, err := readCCache(path)
 	if err != nil {
 		return ""
 	}
 	return cc.DefaultPrincipal.PrincipalName.PrincipalNameString() + "@" + cc.DefaultPrincipal.Realm
+}
+
+// readCCache reads a ticket cache file, bounded (files.TicketCache).
+func readCCache(path string) (*credentials.CCache, error) {
+	b, err := files.TicketCache.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	cc := new(credentials.CCache)
+	if err := cc.Unmarshal(b); err != nil {
+		return nil, err
+	}
+	return cc, nil
 }
 
 // classifyKrb5 maps gokrb5's errors, which keep no error chain, onto
@@ -162,11 +189,11 @@ func classifyKrb5(err error) error {
 	case krberror.DecryptingError:
 		// The KDC's answer is encrypted with the client's key: the
 		// keytab's key is not the KDC's (changed since, or wrong).
-		return refusedf("the client's key does not match the KDC's (changed since the keytab was made, or another principal's)")
+		return zkconn.SASLRefused("the client's key does not match the KDC's (changed since the keytab was made, or another principal's)")
 	case krberror.KDCError, krberror.ChksumError:
 		// The KDC said no (unknown principal, wrong key, expired key or
 		// password), or its answer could not be decrypted with our key.
-		return refusedf("%s", lastKrb5Text(ke))
+		return zkconn.SASLRefused("%s", lastKrb5Text(ke))
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package zkconn
+package sasl
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package zkconn
+package sasl
 
 import (
 	"strings"
@@ -12,11 +12,11 @@ func TestDigestMD5RFCExample(t *testing.T) {
 	d := newDigestMD5("chris", "secret")
 	d.digestURI = "imap/elwood.innosoft.com"
 	d.cnonce = "OA6MHXh6VqTrRk"
-	if tok, err := d.start(); err != nil || len(tok) != 0 {
+	if tok, err := d.Start(); err != nil || len(tok) != 0 {
 		t.Fatalf("start = %q, %v", tok, err)
 	}
 	challenge := `realm="elwood.innosoft.com",nonce="OA6MG9tEQGm2hh",qop="auth",algorithm=md5-sess,charset=utf-8`
-	resp, done, err := d.next([]byte(challenge))
+	resp, done, err := d.Next([]byte(challenge))
 	if err != nil || done {
 		t.Fatalf("next(challenge) = %q, %v, %v", resp, done, err)
 	}
@@ -35,18 +35,18 @@ func TestDigestMD5RFCExample(t *testing.T) {
 			t.Errorf("response %s = %q, want %q (response %q)", k, fields[k], v, resp)
 		}
 	}
-	if _, done, err := d.next([]byte("rspauth=ea40f60335c427b5527b84dbabcdfffd")); err != nil || !done {
+	if _, done, err := d.Next([]byte("rspauth=ea40f60335c427b5527b84dbabcdfffd")); err != nil || !done {
 		t.Errorf("the RFC's rspauth: done %v, err %v", done, err)
 	}
 }
 
 func TestDigestMD5WrongRspauth(t *testing.T) {
 	d := newDigestMD5("chris", "secret")
-	d.start()
-	if _, _, err := d.next([]byte(`realm="r",nonce="n",qop="auth",algorithm=md5-sess`)); err != nil {
+	d.Start()
+	if _, _, err := d.Next([]byte(`realm="r",nonce="n",qop="auth",algorithm=md5-sess`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, done, err := d.next([]byte("rspauth=00000000000000000000000000000000")); err == nil || done {
+	if _, done, err := d.Next([]byte("rspauth=00000000000000000000000000000000")); err == nil || done {
 		t.Errorf("a wrong rspauth: done %v, err %v", done, err)
 	}
 }

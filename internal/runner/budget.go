@@ -1,15 +1,20 @@
-package lock
+package runner
 
 import "time"
 
-// Budget is how a lock holder spends the negotiated session timeout T once
-// the ensemble stops confirming its session.
+// Budget is how a lock holder spends the session timeout T once the
+// ensemble stops confirming its session.
 //
-// Everything is counted from the client's QuorumHeard: the latest moment
-// the leader is known to have restarted the session's clock (see
-// zkconn/quorum.go). Counting from any reply would be wrong, since a server
-// cut off from its leader goes on answering pings for syncLimit × tickTime
-// while the leader's clock for the session runs out. So, from QuorumHeard:
+// T is the timeout that the session's expiry counts with now (zkconn's
+// Contact.Timeout). Each reconnect negotiates it again: a smaller one
+// applies at once, a larger one only once the quorum has confirmed it
+// (zkconn/timeout.go), and the guard recomputes the budget at every change
+// (guard.go). Everything is counted from the client's QuorumHeard: the
+// latest moment the leader is known to have restarted the session's clock
+// (see zkconn/quorum.go). Counting from any reply would be wrong, since a
+// server cut off from its leader goes on answering pings for syncLimit ×
+// tickTime while the leader's clock for the session runs out. So, from
+// QuorumHeard:
 //
 //	Deadline = T − Grace − Margin   SIGTERM to the command's process group
 //	Deadline + Grace = T − Margin   SIGKILL to whatever is left
@@ -31,7 +36,7 @@ import "time"
 // Example, T = 10s, --kill-grace 5s: Grace = 2s, Margin = 1s, SIGTERM 7s
 // after QuorumHeard, SIGKILL at 9s, expiry no earlier than 10s.
 type Budget struct {
-	Timeout  time.Duration // T, the negotiated session timeout
+	Timeout  time.Duration // T, the session timeout in effect
 	Deadline time.Duration // time after QuorumHeard at which the lock counts as lost
 	Grace    time.Duration // SIGTERM → SIGKILL for a lost lock
 	Margin   time.Duration // left between SIGKILL and the earliest expiry

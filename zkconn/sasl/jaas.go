@@ -1,10 +1,12 @@
-package zkconn
+package sasl
 
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/zklock/zklock/internal/files"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // A Java JAAS login configuration file, as sites give it to zookeeper-shell,
@@ -62,10 +64,12 @@ type jaasModule struct {
 
 // ReadJAAS reads section of a JAAS file and returns the SASL login its
 // first login module describes.
-func ReadJAAS(file, section string) (SASLLogin, error) {
-	b, err := os.ReadFile(file)
+func ReadJAAS(file, section string) (zkconn.SASLLogin, error) {
+	kind := files.JAAS
+	kind.Secret = jaasSecret
+	b, err := kind.Read(file)
 	if err != nil {
-		return nil, &JAASError{File: file, Problem: err.Error()}
+		return nil, err
 	}
 	sections, err := parseJAAS(string(b))
 	if err != nil {
@@ -81,7 +85,7 @@ func ReadJAAS(file, section string) (SASLLogin, error) {
 	return jaasLogin(file, section, mods[0])
 }
 
-func jaasLogin(file, section string, m jaasModule) (SASLLogin, error) {
+func jaasLogin(file, section string, m jaasModule) (zkconn.SASLLogin, error) {
 	need := func(key string) (string, error) {
 		v := m.options[key]
 		if v == "" {
@@ -261,4 +265,25 @@ func jaasTokens(src string) ([]jaasToken, error) {
 		}
 	}
 	return toks, nil
+}
+
+// jaasSecret reports whether a JAAS file holds a password: a login
+// module's password option, or a user_NAME option of a server's section.
+// Such a file is a secret (files.Kind.Secret); one that only names a
+// keytab or a ticket cache is not.
+func jaasSecret(data []byte) bool {
+	sections, err := parseJAAS(string(data))
+	if err != nil {
+		return false // ReadJAAS says what is wrong with it
+	}
+	for _, mods := range sections {
+		for _, m := range mods {
+			for k := range m.options {
+				if k == "password" || strings.HasPrefix(k, "user_") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

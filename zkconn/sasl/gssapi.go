@@ -1,18 +1,21 @@
-package zkconn
+package sasl
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/zklock/zklock/zkconn"
 )
 
-// ErrNoKDC means no Kerberos KDC of the realm answered.
-var ErrNoKDC = errors.New("no Kerberos KDC reachable")
+// ErrNoKDC means no Kerberos KDC of the realm answered. It is a
+// zkconn.ErrSASLUnreachable.
+var ErrNoKDC = fmt.Errorf("%w: no Kerberos KDC reachable", zkconn.ErrSASLUnreachable)
 
-// DefaultSASLService is the service part of the server's principal,
+// DefaultService is the service part of the server's principal,
 // service/host, as in Java's zookeeper.sasl.client.username.
-const DefaultSASLService = "zookeeper"
+const DefaultService = "zookeeper"
 
 // KerberosLogin logs in with SASL GSSAPI (Kerberos V5, RFC 4752).
 type KerberosLogin struct {
@@ -24,7 +27,7 @@ type KerberosLogin struct {
 	// CCache is the ticket cache; empty: KRB5CCNAME, or MIT's default.
 	CCache string
 	// Service is the service part of the server principal service/host;
-	// empty: DefaultSASLService.
+	// empty: DefaultService.
 	Service string
 
 	mu sync.Mutex
@@ -45,11 +48,11 @@ func (k *KerberosLogin) Principal() string {
 	return k.Client
 }
 
-// login gets the client's credentials before any server is contacted: an
-// AS exchange from a keytab, or the TGT of a ticket cache. Dial calls it
-// first, so that a wrong key or a missing KDC is named as such and not as a
-// connect timeout.
-func (k *KerberosLogin) login() error {
+// Login gets the client's credentials before any server is contacted: an
+// AS exchange from a keytab, or the TGT of a ticket cache. zkconn.Dial
+// calls it first, so that a wrong key or a missing KDC is named as such and
+// not as a connect timeout.
+func (k *KerberosLogin) Login() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.kc != nil {
@@ -63,13 +66,14 @@ func (k *KerberosLogin) login() error {
 	return nil
 }
 
-func (k *KerberosLogin) exchange(host string) (saslMechanism, error) {
-	if err := k.login(); err != nil {
+// Exchange starts a GSSAPI exchange with the server at host.
+func (k *KerberosLogin) Exchange(host string) (zkconn.SASLExchange, error) {
+	if err := k.Login(); err != nil {
 		return nil, err
 	}
 	service := k.Service
 	if service == "" {
-		service = DefaultSASLService
+		service = DefaultService
 	}
 	// Hosts are written in principals in lower case.
 	ctx, err := k.kc.context(service + "/" + strings.ToLower(host))
@@ -92,12 +96,12 @@ type gssapiMech struct {
 // Security layers of RFC 4752's offer byte.
 const gssapiNoLayer = 1
 
-func (g *gssapiMech) start() ([]byte, error) {
+func (g *gssapiMech) Start() ([]byte, error) {
 	g.step = 1
 	return g.ctx.initToken(), nil
 }
 
-func (g *gssapiMech) next(challenge []byte) ([]byte, bool, error) {
+func (g *gssapiMech) Next(challenge []byte) ([]byte, bool, error) {
 	switch g.step {
 	case 1:
 		if len(challenge) == 0 || challenge[0] == 0x60 {

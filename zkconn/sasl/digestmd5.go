@@ -1,4 +1,4 @@
-package zkconn
+package sasl
 
 import (
 	"crypto/md5"
@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/zklock/zklock/zkconn"
 )
 
 // The SASL DIGEST-MD5 client (RFC 2831), as ZooKeeper's DigestLoginModule
@@ -41,7 +43,7 @@ func newDigestMD5(user, password string) *digestMD5 {
 	return &digestMD5{user: user, password: password, digestURI: digestProtocol + "/" + digestServerName}
 }
 
-func (d *digestMD5) start() ([]byte, error) {
+func (d *digestMD5) Start() ([]byte, error) {
 	d.step = 1
 	// DIGEST-MD5 has no initial response: the server speaks first.
 	return []byte{}, nil
@@ -49,7 +51,7 @@ func (d *digestMD5) start() ([]byte, error) {
 
 // next answers the server's challenge; after the server's final token it
 // returns done.
-func (d *digestMD5) next(challenge []byte) (resp []byte, done bool, err error) {
+func (d *digestMD5) Next(challenge []byte) (resp []byte, done bool, err error) {
 	switch d.step {
 	case 1:
 		d.step = 2
@@ -193,6 +195,7 @@ func (*DigestLogin) Mechanism() string { return "DIGEST-MD5" }
 // Principal is the user name.
 func (d *DigestLogin) Principal() string { return d.Username }
 
-func (d *DigestLogin) exchange(string) (saslMechanism, error) {
+// Exchange starts a DIGEST-MD5 exchange.
+func (d *DigestLogin) Exchange(string) (zkconn.SASLExchange, error) {
 	return newDigestMD5(d.Username, d.Password), nil
 }

@@ -1,0 +1,226 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"sort"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/zkconn"
+)
+
+// The examples run against the test binary's ZooKeeper server (under
+// go test -short they are skipped: see TestMain). A service connects to
+// its ensemble instead, e.g. with "zk1:2181,zk2:2181,zk3:2181/app".
+
+// connect opens a session with the test's server, as Example shows.
+func connect() *zkconn.Client {
+	servers, err := shared.ConnectString()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cs, err := zkconn.ParseConnString(servers)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := zkconn.Dial(context.Background(), zkconn.Options{ConnString: cs, SessionTimeout: 10 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return c
+}
+
+// A mutex: the lock alone, waited for at most a minute. Curator's
+// InterProcessMutex on the same path waits for it, and it for Curator.
+func Example() {
+	ctx := context.Background()
+	servers, err := shared.ConnectString() // e.g. "zk1:2181,zk2:2181,zk3:2181/app"
+	if err != nil {
+		log.Fatal(err)
+	}
+	cs, err := zkconn.ParseConnString(servers)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := zkconn.Dial(ctx, zkconn.Options{ConnString: cs, SessionTimeout: 10 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	l, err := lock.Acquire(ctx, c, "/examples/report", lock.Request{Wait: lock.WaitUntil(time.Now().Add(time.Minute))})
+	if errors.Is(err, lock.ErrWaitTimeout) {
+		fmt.Println("someone else held it for a minute")
+		return
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+	token, err := l.FencingToken(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Pass the token with every write to what the lock protects.
+	fmt.Println("holding", l.Path, "with a fencing token:", token > 0)
+	// Output: holding /examples/report with a fencing token: true
+}
+
+// A read-write lock: readers hold it together, a writer alone. With
+// FlavorCuratorRW the nodes are those of Curator's
+// InterProcessReadWriteLock; with FlavorKazoo, Kazoo's ReadLock and
+// WriteLock.
+func ExampleModeShared() {
+	ctx := context.Background()
+	c := connect()
+	defer c.Close()
+	read := lock.Request{Mode: lock.ModeShared, Flavor: lock.FlavorCuratorRW}
+	r1, err := lock.Acquire(ctx, c, "/examples/catalog", read)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r2, err := lock.Acquire(ctx, c, "/examples/catalog", read)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("two readers hold it")
+
+	write := lock.Request{Mode: lock.ModeExclusive, Flavor: lock.FlavorCuratorRW, Wait: lock.NoWait}
+	_, err = lock.Acquire(ctx, c, "/examples/catalog", write)
+	var busy *lock.BusyError
+	fmt.Println("a writer is busy:", errors.As(err, &busy))
+
+	r1.Release(ctx)
+	r2.Release(ctx)
+	w, err := lock.Acquire(ctx, c, "/examples/catalog", write)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("the writer holds it alone")
+	w.Release(ctx)
+	// Output:
+	// two readers hold it
+	// a writer is busy: true
+	// the writer holds it alone
+}
+
+// A semaphore: at most two holders, laid out as Curator's
+// InterProcessSemaphoreV2 with two leases.
+func ExampleModeLimit() {
+	ctx := context.Background()
+	c := connect()
+	defer c.Close()
+	r := lock.Request{Mode: lock.ModeLimit(2)}
+	var leases []*lock.Lease
+	for range 2 {
+		l, err := lock.Acquire(ctx, c, "/examples/encoders", r)
+		if err != nil {
+			log.Fatal(err)
+		}
+		leases = append(leases, l)
+	}
+	r.Wait = lock.NoWait
+	_, err := lock.Acquire(ctx, c, "/examples/encoders", r)
+	var busy *lock.BusyError
+	if errors.As(err, &busy) {
+		fmt.Printf("a third is busy: all %d leases are taken\n", busy.Limit)
+	}
+	for _, l := range leases {
+		l.Release(ctx)
+	}
+	// Output: a third is busy: all 2 leases are taken
+}
+
+// Several locks at once: taken in sorted order, so that two services that
+// need the same locks never wait for each other forever, with one deadline
+// for them all, and given back in reverse order. Curator's
+// InterProcessMultiLock does the same.
+func Example_severalPaths() {
+	ctx := context.Background()
+	c := connect()
+	defer c.Close()
+	paths := []string{"/examples/db", "/examples/cache"}
+	sort.Strings(paths)
+	wait := lock.WaitUntil(time.Now().Add(time.Minute))
+	var held []*lock.Lease
+	release := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i].Release(ctx)
+		}
+	}
+	defer release()
+	for _, p := range paths {
+		l, err := lock.Acquire(ctx, c, p, lock.Request{Wait: wait})
+		if err != nil {
+			log.Fatal(err) // the deferred release gives back what was taken
+		}
+		held = append(held, l)
+	}
+	fmt.Println("holding", len(held), "locks, the first", held[0].Path)
+	// Output: holding 2 locks, the first /examples/cache
+}
+
+// Revocation, Curator's way: Revoke asks a contender to give up its place.
+// Here a waiter is asked, and its Acquire gives up with a *RevokedError.
+// A zklock holder, or a Curator lock made revocable, stops and releases.
+func ExampleRevoke() {
+	ctx := context.Background()
+	c := connect()
+	defer c.Close()
+	holder, err := lock.Acquire(ctx, c, "/examples/deploy", lock.Request{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer holder.Release(ctx)
+
+	waiting := make(chan string, 1)
+	result := make(chan error, 1)
+	go func() {
+		_, err := lock.Acquire(ctx, c, "/examples/deploy", lock.Request{
+			OnWait: func(w lock.Waiting) { // called each time it starts to wait
+				select {
+				case waiting <- w.Node:
+				default:
+				}
+			},
+		})
+		result <- err
+	}()
+	node := <-waiting
+	done, err := lock.Revoke(ctx, c, "/examples/deploy", node, lock.Requester())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("asked:", len(done.Asked))
+	err = <-result
+	var revoked *lock.RevokedError
+	fmt.Println("the waiter gave up:", errors.As(err, &revoked))
+	// Output:
+	// asked: 1
+	// the waiter gave up: true
+}
+
+// The queue, as Curator's getParticipantNodes and Kazoo's contenders read
+// it: who holds the lock and who waits, in order.
+func ExampleInspect() {
+	ctx := context.Background()
+	c := connect()
+	defer c.Close()
+	holder, err := lock.Acquire(ctx, c, "/examples/backup", lock.Request{Data: []byte("backup-host-1")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer holder.Release(ctx)
+	q, err := lock.Inspect(ctx, c, "/examples/backup")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range q.Entries {
+		fmt.Println(e.Position, e.Holding, string(e.Data), e.Flavor)
+	}
+	// Output: 1 true backup-host-1 curator
+}

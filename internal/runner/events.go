@@ -126,9 +126,11 @@ func (o *Options) reportOutcome(err error) {
 	}
 }
 
-// reportLoss passes on the guard's loss report, then emits it: the
-// supervisor hears of a loss first, and the event never delays stopping
-// the command. The goroutine ends with the first report or with ctx.
+// reportLoss emits the guard's loss report, then passes it on to the
+// supervisor. The event is one line, written as the supervisor's own
+// warning about the loss is, before the supervisor stops the command: it
+// comes first, and it is out before Run returns. The goroutine ends with
+// the first report or with ctx.
 func (o *Options) reportLoss(ctx context.Context, c *zkconn.Client, lost <-chan error) <-chan error {
 	if lost == nil || o.Events == nil {
 		return lost
@@ -137,9 +139,9 @@ func (o *Options) reportLoss(ctx context.Context, c *zkconn.Client, lost <-chan 
 	go func() {
 		select {
 		case err := <-lost:
-			out <- err
 			ev := Lost{Path: o.Paths[0], Err: err, QuorumHeardAge: time.Since(c.QuorumHeard())}
 			lockexec.WithoutSIGTTOU(func() { o.emit(ev) })
+			out <- err
 		case <-ctx.Done():
 		}
 	}()

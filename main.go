@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/zklock/zklock/cmd"
+	_ "github.com/zklock/zklock/internal/startup" // before anything else runs
 )
 
 func main() { os.Exit(cmd.Main()) }

@@ -15,7 +15,7 @@ import (
 // completes them, on every command that has the flag, with no code of its
 // own (the test finds the flags; it names none of them).
 func TestCompleteChoices(t *testing.T) {
-	root := newCmdRoot(newUI(&bytes.Buffer{}, &bytes.Buffer{}))
+	root := newCmdRoot(newUI(&bytes.Buffer{}, &bytes.Buffer{}), true)
 	seen := 0
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {

@@ -61,6 +61,6 @@ func (o *doctorOptions) run(ctx context.Context, u *ui) error {
 	if err != nil {
 		return err
 	}
-	return doctor.Run(ctx, doctor.Options{Conn: conn, Path: o.Path, Out: u.out,
+	return doctor.Diagnose(ctx, doctor.Options{Conn: conn, Path: o.Path, Out: u.out,
 		Symbols: canDraw(u.out, os.Getenv), Color: u.colorOut})
 }

@@ -37,7 +37,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, lockexec.ErrLockLost), errors.Is(err, lockexec.ErrRevoked), errors.Is(err, lock.ErrRevoked):
+	case errors.Is(err, lockexec.ErrLockLost), errors.Is(err, lockexec.ErrLockRevoked), errors.Is(err, lock.ErrRevoked):
 		return ExitLockLost
 	case errors.Is(err, lockexec.ErrMaxRuntime):
 		return ExitMaxRuntime
@@ -119,11 +119,11 @@ func message(err error, help string) string {
 			return err.Error() + " (" + held + "; it may run with --on-revoke ignore)"
 		}
 		return err.Error()
-	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrRevoked):
+	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrLockRevoked):
 		return err.Error() + "; left the queue without running the command"
 	case errors.Is(err, lockexec.ErrMaxRuntime):
 		return err.Error() + " (--max-runtime)"
-	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrRevoked):
+	case errors.As(err, &exit) && !errors.Is(err, lockexec.ErrLockLost) && !errors.Is(err, lockexec.ErrMaxRuntime) && !errors.Is(err, lockexec.ErrLockRevoked):
 		return ""
 	case errors.As(err, new(*config.Error)):
 		return err.Error() + " (see zklock config --help)"

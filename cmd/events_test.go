@@ -277,7 +277,7 @@ func TestOutcome(t *testing.T) {
 		{&runner.ConflictError{Err: &runner.RecentSuccessError{}, Code: 75}, "skipped", 0},
 		{&runner.ConflictError{Err: &runner.WaitTimeoutError{}, Code: 75}, "timeout", 0},
 		{&lockexec.TerminatedError{Reason: lockexec.ErrLockLost}, "lost", 0},
-		{&lockexec.TerminatedError{Reason: lockexec.ErrRevoked}, "revoked", 0},
+		{&lockexec.TerminatedError{Reason: lockexec.ErrLockRevoked}, "revoked", 0},
 		{&lock.RevokedError{Path: "/a"}, "revoked", 0},
 		{&runner.SignalError{Signal: syscall.SIGTERM}, "interrupted", syscall.SIGTERM},
 		{&lockexec.StartError{Name: "x", Code: 127, Err: errors.New("not found")}, "error", 0},

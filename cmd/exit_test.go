@@ -59,7 +59,7 @@ func TestExitCode(t *testing.T) {
 		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeSemaphore, Found: lock.RecipeLock, Node: "/p/x"}, 64,
 			"/p is used as a lock (node /p/x), not as a semaphore (drop --limit to join it, or use another --path)"},
 		{&lock.NodeGoneError{Path: "/p", Node: "/p/x"}, 69, "/p lost its place"},
-		{&lockexec.TerminatedError{Reason: lockexec.ErrRevoked, Cause: &lock.RevokedError{Path: "/p", Node: "/p/x",
+		{&lockexec.TerminatedError{Reason: lockexec.ErrLockRevoked, Cause: &lock.RevokedError{Path: "/p", Node: "/p/x",
 			Revocation: lock.Revocation{Host: "ops1", PID: 7, User: "ann", At: time.Unix(0, 0)}}, Exit: &lockexec.ExitError{Code: 143}},
 			76, "lock revoked while the command ran: /p revoked by ann@ops1 pid 7 at "},
 		{&lock.RevokedError{Path: "/p", Node: "/p/x", Revocation: lock.Revocation{At: time.Unix(0, 0)}},

@@ -74,10 +74,10 @@ func (p *onLostValue) Set(s string) error {
 
 // timeoutValue is --timeout: how long run waits. Not given, run waits
 // forever; 0 means not at all; a negative timeout fails at parse time.
-type timeoutValue runner.Wait
+type timeoutValue runner.WaitLimit
 
 func (w *timeoutValue) String() string {
-	if d, ok := runner.Wait(*w).Timeout(); ok {
+	if d, ok := runner.WaitLimit(*w).Timeout(); ok {
 		return d.String()
 	}
 	return ""

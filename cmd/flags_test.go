@@ -27,7 +27,7 @@ func TestRunFlagMeanings(t *testing.T) {
 	type want struct {
 		KillGrace time.Duration
 		Mode      lock.Mode
-		Wait      runner.Wait
+		Wait      runner.WaitLimit
 		OncePer   time.Duration
 	}
 	grace := 5 * time.Second

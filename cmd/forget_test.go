@@ -45,7 +45,7 @@ func TestCompleteForget(t *testing.T) {
 		!strings.HasPrefix(out.String(), "forget\t") {
 		t.Errorf("completing fo: exit %d, %q", code, out.String())
 	}
-	root := newCmdRoot(newUI(&bytes.Buffer{}, &bytes.Buffer{}))
+	root := newCmdRoot(newUI(&bytes.Buffer{}, &bytes.Buffer{}), true)
 	forget, _, err := root.Find([]string{"forget"})
 	if err != nil {
 		t.Fatal(err)

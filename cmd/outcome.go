@@ -60,7 +60,7 @@ func outcomeOf(err error) string {
 		return "timeout"
 	case errors.Is(err, lockexec.ErrLockLost):
 		return "lost"
-	case errors.Is(err, lockexec.ErrRevoked), errors.Is(err, lock.ErrRevoked):
+	case errors.Is(err, lockexec.ErrLockRevoked), errors.Is(err, lock.ErrRevoked):
 		return "revoked"
 	case errors.As(err, new(*runner.SignalError)):
 		return "interrupted"

@@ -14,7 +14,7 @@ type revokeOptions struct {
 	Path   string
 	Node   string
 	// Wait is runner.NoWait unless --wait or --timeout asks to wait.
-	Wait         runner.Wait
+	Wait         runner.WaitLimit
 	WaitFlag     bool
 	ConflictCode int
 }
@@ -69,7 +69,7 @@ by --timeout (exit 75, or --conflict-exit-code).`,
 
 // wait is how long to wait for the release: --timeout alone implies
 // --wait, and --wait alone waits forever.
-func (o *revokeOptions) wait(timeoutGiven bool) runner.Wait {
+func (o *revokeOptions) wait(timeoutGiven bool) runner.WaitLimit {
 	if o.WaitFlag && !timeoutGiven {
 		return runner.WaitForever
 	}

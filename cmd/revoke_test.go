@@ -14,7 +14,7 @@ func TestRevokeFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		node string
-		wait runner.Wait
+		wait runner.WaitLimit
 	}{
 		{[]string{"--path", "/a"}, "", runner.NoWait},
 		{[]string{"--path", "/a", "--wait"}, "", runner.WaitForever},

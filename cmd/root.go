@@ -129,14 +129,13 @@ func Main() int {
 	if lockexec.IsWatchdog() {
 		return lockexec.WatchdogMain()
 	}
-	oneThread()
 	survivePipes()
 	return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	u := newUI(stdout, stderr)
-	root := newCmdRoot(u)
+	root := newCmdRoot(u, completionRequest(args))
 	root.SetArgs(args)
 	ran := root
 	err := unknownCommand(root, args)
@@ -153,6 +152,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// completionRequest reports whether args ask the shell's question of
+// completion. Only such a request needs the completion functions, and
+// registering them walks every flag of every command: a third of the
+// instructions of zklock's start otherwise.
+func completionRequest(args []string) bool {
+	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
+}
+
 // helpFor is where a usage error of the command that ran is explained: its
 // own --help, which lists its flags (zklock --help does not).
 func helpFor(c *cobra.Command) string {
@@ -162,7 +169,9 @@ func helpFor(c *cobra.Command) string {
 	return c.CommandPath() + " --help"
 }
 
-func newCmdRoot(u *ui) *cobra.Command {
+// newCmdRoot builds the command tree; with completing, the flags'
+// completion functions too.
+func newCmdRoot(u *ui, completing bool) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:   "zklock",
@@ -204,7 +213,9 @@ func newCmdRoot(u *ui) *cobra.Command {
 		newCmdCompletion(root),
 		newCmdDoctor(g, u, nil),
 	)
-	registerCompletions(root, g)
+	if completing {
+		registerCompletions(root, g)
+	}
 	return root
 }
 

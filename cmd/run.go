@@ -19,7 +19,7 @@ type runOptions struct {
 	Shared       bool
 	Limit        limitValue // 0: not a semaphore
 	Flavor       flavorValue
-	Wait         runner.Wait // tryrun: NoWait; run: from --timeout
+	Wait         runner.WaitLimit // tryrun: NoWait; run: from --timeout
 	ConflictCode int
 	OnLost       onLostValue
 	OnRevoke     onLostValue // the same policies: terminate or ignore

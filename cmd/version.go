@@ -23,6 +23,11 @@ func Version() string {
 	return "dev"
 }
 
+// versionLine is what zklock version and zklock --version print.
+func versionLine() string {
+	return fmt.Sprintf("zklock %s (%s)\n", Version(), buildLine())
+}
+
 // buildLine names the Go release and the platform of this binary.
 func buildLine() string {
 	return fmt.Sprintf("%s, %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -39,9 +39,10 @@
 //     InterProcessMultiLock; Kazoo has none.
 //   - Revocation: Revoke asks a holder or a waiter to give up its place,
 //     as Curator's Revoker.attemptRevoke does: it writes __REVOKE__ into
-//     the contender's node. A waiter in Acquire gives up with a
-//     *RevokedError; a Curator lock made revocable (makeRevocable) and a
-//     zklock holder give up too. Kazoo has no revocation.
+//     the contender's node. A holder learns of it from Lease.Revoked (as a
+//     Curator lock made revocable with makeRevocable does from its
+//     listener), a waiter in Acquire gives up with a *RevokedError. Kazoo
+//     has no revocation.
 //   - The queue: Inspect and Holders read who waits and who holds, with
 //     each contender's data, as Curator's getParticipantNodes and Kazoo's
 //     contenders do.
@@ -68,9 +69,10 @@
 //
 // A lease lives as long as its session. When the session expires, or the
 // node is deleted, the lock can pass to the next waiter while the holder
-// still believes it holds it. Watch the session (zkconn.Client.Lost) and
-// pass the fencing token to what the lock protects, so that it can refuse a
-// stale holder.
+// still believes it holds it. Lease.Done is closed then, and Lease.Err says
+// why, as etcd's concurrency.Session.Done does; Lease.Revoked delivers the
+// requests to give the lock up (Curator's revocation). Pass the fencing
+// token to what the lock protects, so that it can refuse a stale holder.
 //
 // # The data in a node
 //

@@ -164,10 +164,41 @@ func Example_severalPaths() {
 	// Output: holding 2 locks, the first /examples/cache
 }
 
-// Revocation, Curator's way: Revoke asks a contender to give up its place.
-// Here a waiter is asked, and its Acquire gives up with a *RevokedError.
-// A zklock holder, or a Curator lock made revocable, stops and releases.
+// Revocation, Curator's way: Revoke asks the holder to give up the lock,
+// and the holder hears it on Lease.Revoked, stops its work and releases.
+// A zklock holder, and a Curator lock made revocable, do the same; so a Go
+// service can stop them, and they it.
 func ExampleRevoke() {
+	ctx := context.Background()
+	c := connect()
+	defer c.Close()
+	l, err := lock.Acquire(ctx, c, "/examples/reindex", lock.Request{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() { // the holder's work
+		defer close(stopped)
+		select {
+		case r := <-l.Revoked():
+			fmt.Println("asked to stop:", r.Path)
+		case <-l.Done():
+			fmt.Println("lost:", l.Err())
+		}
+		l.Release(ctx)
+	}()
+
+	// Elsewhere, an operator's tool:
+	if _, err := lock.Revoke(ctx, c, "/examples/reindex", "", lock.Requester()); err != nil {
+		log.Fatal(err)
+	}
+	<-stopped
+	// Output: asked to stop: /examples/reindex
+}
+
+// A waiter asked to leave the queue gives up at once, with a
+// *RevokedError from Acquire.
+func ExampleRevoke_waiter() {
 	ctx := context.Background()
 	c := connect()
 	defer c.Close()
@@ -202,6 +233,35 @@ func ExampleRevoke() {
 	// Output:
 	// asked: 1
 	// the waiter gave up: true
+}
+
+// A lease's loss signal: Done is closed once the lease can no longer be
+// trusted, and Err says why (here an operator deleted the node).
+func ExampleLease_Done() {
+	ctx := context.Background()
+	c := connect()
+	defer c.Close()
+	l, err := lock.Acquire(ctx, c, "/examples/singleton", lock.Request{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+	work := time.NewTicker(10 * time.Millisecond)
+	defer work.Stop()
+
+	if err := c.Delete(ctx, l.Node); err != nil { // what an operator's deleteall does
+		log.Fatal(err)
+	}
+	for {
+		select {
+		case <-work.C:
+			// ... a step of the work the lock guards ...
+		case <-l.Done():
+			fmt.Println("stopped: node gone:", errors.Is(l.Err(), lock.ErrNodeGone))
+			return
+		}
+	}
+	// Output: stopped: node gone: true
 }
 
 // The queue, as Curator's getParticipantNodes and Kazoo's contenders read

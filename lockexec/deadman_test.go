@@ -11,14 +11,14 @@ import (
 // TestWatchdogStopsUnrenewedCommand: zklock stops renewing the watchdog's
 // deadlines (as it does when it is frozen: here it simply never renews),
 // and the watchdog, not zklock, ends the command's whole group at the
-// deadline. Run then reports the loss of the lock, not the command's own
+// deadline. Supervise then reports the loss of the lock, not the command's own
 // failure.
 func TestWatchdogStopsUnrenewedCommand(t *testing.T) {
 	unrenewed(t, treeScript, 600*time.Millisecond, time.Second, 600*time.Millisecond)
 }
 
 // unrenewed runs script (which marks "ready" with its pids) under a
-// watchdog whose deadlines, stop and kill from now, are never renewed. Run
+// watchdog whose deadlines, stop and kill from now, are never renewed. Supervise
 // must report a lock loss acted on by the watchdog, no sooner than
 // notBefore, and leave none of the pids alive.
 func unrenewed(t *testing.T, script string, stop, kill, notBefore time.Duration) {
@@ -78,5 +78,35 @@ func TestWatchdogRenewedKeepsCommand(t *testing.T) {
 		case <-tick.C:
 			renew()
 		}
+	}
+}
+
+// TestDeadmanSwitchParses reads the protocol's lines, and ignores what is
+// not one of them, without allocating: the watchdog runs with the garbage
+// collector off (watchdogEnviron), and it is renewed many times per session
+// timeout for as long as a command runs.
+func TestDeadmanSwitchParses(t *testing.T) {
+	for _, c := range []struct {
+		lines      []string
+		pgid       int
+		stop, kill int64
+	}{
+		{[]string{"arm 4242", "at 1000 2000"}, 4242, 1000, 2000},
+		{[]string{"at 1000 2000", "at 3000 4000"}, 0, 3000, 4000},
+		{[]string{"arm", "arm -3", "arm 12x", "at 5", "at 1 x", "bogus 1 2"}, 0, 0, 0},
+		{[]string{"at 0 0"}, 0, 0, 0},
+	} {
+		var s deadmanSwitch
+		for _, l := range c.lines {
+			s.handle([]byte(l))
+		}
+		if s.pgid != c.pgid || s.stopAt != c.stop || s.killAt != c.kill {
+			t.Errorf("%q: pgid %d, at %d %d; want %d, at %d %d", c.lines, s.pgid, s.stopAt, s.killAt, c.pgid, c.stop, c.kill)
+		}
+	}
+	var s deadmanSwitch
+	arm, at := []byte("arm 4242"), []byte("at 1732377600000000000 1732377602000000000")
+	if n := testing.AllocsPerRun(100, func() { s.handle(arm); s.handle(at) }); n != 0 {
+		t.Errorf("handle allocates %v times per line pair, want 0", n)
 	}
 }

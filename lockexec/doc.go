@@ -3,12 +3,12 @@
 // Package lockexec runs and supervises the command that zklock executes
 // while it holds a lock. It knows nothing about ZooKeeper: the caller says
 // when the lock is lost (Spec.Lost) and which signals zklock received
-// (Spec.Signals), and Run turns that into signals for the command.
+// (Spec.Signals), and Supervise turns that into signals for the command.
 //
 // # Process groups
 //
 // The command always gets a process group of its own (Setpgid), and every
-// signal Run sends goes to the whole group with kill(-pgid, sig). A command
+// signal Supervise sends goes to the whole group with kill(-pgid, sig). A command
 // is often a shell script whose real work happens in grandchildren: if only
 // the direct child were signalled, `sh -c 'a & b; wait'` would die on
 // SIGTERM and leave a and b running without the lock. With a group, lock
@@ -16,7 +16,7 @@
 // whole tree. A separate group is also what lets the group be signalled
 // without hitting zklock itself.
 //
-// When Run itself stops the command (lock lost with policy Terminate,
+// When Supervise itself stops the command (lock lost with policy Terminate,
 // --max-runtime, ctx cancelled) it sends SIGTERM followed by SIGCONT (so a
 // stopped group wakes up to handle the SIGTERM), waits Spec.KillGrace for
 // the group to empty, then sends SIGKILL to whatever is left. The grace
@@ -24,7 +24,7 @@
 // usually dies at once on SIGTERM while its children are still cleaning up,
 // and they get the rest of the grace too.
 //
-// When the command exits on its own, Run returns at once and leaves
+// When the command exits on its own, Supervise returns at once and leaves
 // anything the command started in the background alone, as flock(1) does:
 // `zklock run --path /l -- service start` must not kill the daemon it starts.
 //
@@ -35,19 +35,19 @@
 // them. But forwarding alone is not right either: if the command were in
 // zklock's group it would see the signal twice (once from the terminal,
 // once forwarded). So when stdin is zklock's controlling terminal and
-// zklock's group is that terminal's foreground group, Run starts the
+// zklock's group is that terminal's foreground group, Supervise starts the
 // command with its group in the foreground (SysProcAttr.Foreground). The
 // terminal then sends SIGINT/SIGQUIT/SIGTSTP to the command's group only,
 // and zklock, not being in that group, receives nothing to forward: each
 // Ctrl-C reaches the command exactly once. Signals zklock does receive (kill
 // from another process, a hangup from the session leader) are forwarded.
-// When the command exits, Run gives the foreground back to zklock's group
+// When the command exits, Supervise gives the foreground back to zklock's group
 // if the command's group still has it. Without a terminal, or when zklock
 // runs in the background, the command's group is never put in the
 // foreground and zklock forwards what it gets.
 //
 // Calling tcsetpgrp from a background group raises SIGTTOU, which would
-// stop zklock; Run blocks SIGTTOU on the calling thread around such calls
+// stop zklock; Supervise blocks SIGTTOU on the calling thread around such calls
 // (Linux; elsewhere it ignores the signal process-wide for the duration).
 // For the same reason Spec.Warn is called with SIGTTOU blocked: with
 // `stty tostop`, a warning written while the command owns the terminal
@@ -55,22 +55,22 @@
 // is gone.
 //
 // Note that SysProcAttr.Foreground takes Ctty as a descriptor in zklock's
-// process, not in the child: Run passes Spec.Stdin's own descriptor.
+// process, not in the child: Supervise passes Spec.Stdin's own descriptor.
 //
 // # Job control (Ctrl-Z)
 //
 // Ctrl-Z stops the command's group, but the shell waits for zklock, which
-// is still running, so the shell would never get the terminal back. Run
+// is still running, so the shell would never get the terminal back. Supervise
 // watches for the command being stopped by SIGTSTP, SIGTTIN or SIGTTOU
 // while stdin is zklock's controlling terminal, takes the foreground back
 // and stops zklock's own group with the same signal, so the shell sees the
-// job stopped. When the shell continues the job (SIGCONT), Run gives the
+// job stopped. When the shell continues the job (SIGCONT), Supervise gives the
 // terminal to the command again if zklock was brought to the foreground
 // (fg), and continues the command's group. If the command stopped for
-// terminal input while zklock holds the foreground, Run simply hands the
+// terminal input while zklock holds the foreground, Supervise simply hands the
 // foreground over. If zklock's group is orphaned (no job-control shell
 // above it, e.g. `ssh -t host zklock ...`), the kernel would discard the
-// stop, so Run continues the command instead: Ctrl-Z does nothing there,
+// stop, so Supervise continues the command instead: Ctrl-Z does nothing there,
 // as for any program in that situation.
 //
 // A stopped zklock does not talk to ZooKeeper: a suspension longer than the

@@ -10,18 +10,18 @@ import (
 	"time"
 )
 
-// ErrLockLost is wrapped by Run's error when the lock was lost and the
+// ErrLockLost is wrapped by Supervise's error when the lock was lost and the
 // policy was Terminate.
 var ErrLockLost = errors.New("lock lost while the command ran")
 
-// ErrRevoked is wrapped by Run's error when the command was stopped because
+// ErrLockRevoked is wrapped by Supervise's error when the command was stopped because
 // someone asked for the lock to be given up (Spec.Revoked).
-var ErrRevoked = errors.New("lock revoked while the command ran")
+var ErrLockRevoked = errors.New("lock revoked while the command ran")
 
 // errUnrenewed is the cause of a loss that the watchdog, not zklock, acted on.
 var errUnrenewed = errors.New("zklock did not confirm the session in time (was it stopped or starved?): the watchdog stopped the command")
 
-// ErrMaxRuntime is wrapped by Run's error when the command ran longer than
+// ErrMaxRuntime is wrapped by Supervise's error when the command ran longer than
 // Spec.MaxRuntime.
 var ErrMaxRuntime = errors.New("command exceeded its maximum run time")
 
@@ -57,12 +57,12 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// TerminatedError is returned when Run itself stopped the command: the lock
+// TerminatedError is returned when Supervise itself stopped the command: the lock
 // was lost (policy Terminate), --max-runtime passed, or ctx was cancelled.
 // It wraps Reason, Cause and Exit, so errors.Is(err, ErrLockLost) and
 // errors.As(err, &exitErr) both work.
 type TerminatedError struct {
-	// Reason is ErrLockLost, ErrRevoked, ErrMaxRuntime or ctx.Err().
+	// Reason is ErrLockLost, ErrLockRevoked, ErrMaxRuntime or ctx.Err().
 	Reason error
 	// Cause is the error received on Spec.Lost, or context.Cause when it
 	// says more than ctx.Err(); nil otherwise.

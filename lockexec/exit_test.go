@@ -17,7 +17,7 @@ import (
 func TestExitCodePassthrough(t *testing.T) {
 	for _, code := range []int{0, 3, 255} {
 		s, _ := shSpec(t, "exit "+strconv.Itoa(code))
-		err := Run(context.Background(), s)
+		err := Supervise(context.Background(), s)
 		if code == 0 {
 			if err != nil {
 				t.Fatalf("exit 0: got %v, want nil", err)
@@ -34,7 +34,7 @@ func TestExitCodePassthrough(t *testing.T) {
 func TestKilledBySignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		s, _ := shSpec(t, "kill -"+strings.TrimPrefix(SignalName(sig), "SIG")+" $$; sleep 5")
-		err := Run(context.Background(), s)
+		err := Supervise(context.Background(), s)
 		var ee *ExitError
 		if !errors.As(err, &ee) || ee.Code != 128+int(sig) || ee.Signal != sig {
 			t.Fatalf("%v: got %#v (%v)", sig, err, err)
@@ -85,7 +85,7 @@ func TestStartErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Run(context.Background(), Spec{Argv: c.argv, Stdin: devNull(t)})
+			err := Supervise(context.Background(), Spec{Argv: c.argv, Stdin: devNull(t)})
 			var se *StartError
 			if !errors.As(err, &se) || se.Code != c.code {
 				t.Fatalf("got %#v (%v), want StartError code %d", err, err, c.code)
@@ -100,14 +100,14 @@ func TestStartErrors(t *testing.T) {
 			// run what was resolved. The outcome must be the same.
 			path, err := Resolve(c.argv)
 			if err == nil {
-				err = Run(context.Background(), Spec{Argv: c.argv, Path: path, Stdin: devNull(t)})
+				err = Supervise(context.Background(), Spec{Argv: c.argv, Path: path, Stdin: devNull(t)})
 			}
 			if !errors.As(err, &se) || se.Code != c.code {
 				t.Fatalf("resolved first: got %#v (%v), want StartError code %d", err, err, c.code)
 			}
 		})
 	}
-	err := Run(context.Background(), Spec{Argv: []string{"zklock-test-no-such-command"}})
+	err := Supervise(context.Background(), Spec{Argv: []string{"zklock-test-no-such-command"}})
 	if !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("missing command: %v does not wrap exec.ErrNotFound", err)
 	}
@@ -125,7 +125,7 @@ func TestEnvAndStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	err = Run(context.Background(), Spec{
+	err = Supervise(context.Background(), Spec{
 		// "sh" without a slash: found through PATH.
 		Argv:   []string{"sh", "-c", `read line; echo "$line/$ZKLOCK_TEST"; echo oops >&2`},
 		Env:    []string{"ZKLOCK_TEST=env passed", "PATH=/usr/bin:/bin"},

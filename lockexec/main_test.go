@@ -22,7 +22,7 @@ import (
 
 // The test binary doubles as two helper programs, chosen by envHelper:
 //
-//	run:   a miniature zklock: lockexec.Run on the command in envArgv, with
+//	run:   a miniature zklock: lockexec.Supervise on the command in envArgv, with
 //	       INT/TERM/HUP/QUIT forwarded; every signal it receives is logged
 //	       to envSigLog, so a test can prove the terminal did not deliver
 //	       Ctrl-C to it.
@@ -42,7 +42,11 @@ const (
 	envSigLog   = "LOCKEXEC_TEST_SIGLOG"   // run: file to append received signals to
 	envShellLog = "LOCKEXEC_TEST_SHELLLOG" // shell: event log
 	envFgFile   = "LOCKEXEC_TEST_FGFILE"   // shell: created by the test to request fg
+	envBusy     = "LOCKEXEC_TEST_BUSY"     // run: keep a goroutine busy on the CPU
 )
+
+// busyWork is what the busy goroutine of envBusy does.
+var busyWork int
 
 func TestMain(m *testing.M) {
 	if IsWatchdog() {
@@ -100,12 +104,21 @@ func helperRun() int {
 		}
 	}()
 	warn := func(s string) { fmt.Fprintln(os.Stderr, "zklock:", s) }
+	if os.Getenv(envBusy) != "" {
+		// Another goroutine wants the P all the time, as zklock's own
+		// do at moments (decoding a reply, collecting garbage).
+		go func() {
+			for {
+				busyWork++
+			}
+		}()
+	}
 	wd, err := StartWatchdog()
 	if err != nil {
 		warn(err.Error())
 	}
 	defer wd.Retire()
-	err = Run(context.Background(), Spec{
+	err = Supervise(context.Background(), Spec{
 		Argv:     argv,
 		Signals:  forward,
 		Watchdog: wd,

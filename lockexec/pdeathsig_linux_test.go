@@ -3,6 +3,8 @@ package lockexec
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -46,4 +48,46 @@ func TestPdeathsig(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Logf("command gone %v after the helper's death", time.Since(killed).Round(time.Millisecond))
+}
+
+// TestWatchdogArmedAtFork: a command that kills its zklock as it starts
+// still has its whole tree ended by the watchdog, the grandchild that the
+// parent-death signal (which reaches the shell only) does not cover
+// included. The watchdog learns the command's group on the forking thread
+// as the fork returns. Armed from Run's own goroutine, as it was, it could
+// be told milliseconds late: with one P (as zklock runs), that goroutine
+// waits for the runtime to take the P back from the thread blocked in
+// wait4, and a zklock dead before then left the watchdog a closed pipe and
+// no group to kill. (Without the pause below the old order lost 3 runs of
+// 8 here; the pause keeps the new one clear of the machine's load.)
+func TestWatchdogArmedAtFork(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = helperEnv("run", []string{"/bin/sh", "-c",
+		`sleep 100 & echo "$$ $!" > "$D/pids"; sleep 0.02; kill -KILL $PPID; wait`},
+		"D="+dir, "GOMAXPROCS=1", envBusy+"=1")
+	cmd.Stdin = devNull(t)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var tree []int
+	zktest.Eventually(t, waitTimeout, "the command's pids", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "pids"))
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		tree = pids(t, string(b))
+		return true
+	})
+	killGroupOnCleanup(t, tree[0])
+	_ = cmd.Wait()
+	// The watchdog acts when it reads the end of its pipe: wait for the
+	// sleep to go, with a generous ceiling. Left unarmed, the watchdog
+	// kills nothing, and the sleep goes on for 100s.
+	deadline := time.Now().Add(10 * time.Second)
+	for zktest.ProcessAlive(tree[1]) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	assertGone(t, tree, "the watchdog, after zklock died at the command's start")
 }

@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// Policy says what Run does when the lock is lost while the command runs.
+// Policy says what Supervise does when the lock is lost while the command runs.
 type Policy int
 
 const (
 	// Terminate sends SIGTERM to the command's process group, waits
-	// KillGrace, then sends SIGKILL; Run returns an error wrapping
+	// KillGrace, then sends SIGKILL; Supervise returns an error wrapping
 	// ErrLockLost.
 	Terminate Policy = iota
 	// Ignore only warns (via Spec.Warn); the command keeps running.
@@ -38,13 +38,13 @@ func (p Policy) String() string {
 // running for long while another host may already hold the lock.
 const DefaultKillGrace = 5 * time.Second
 
-// killWait bounds how long Run waits, after SIGKILL, for the rest of the
+// killWait bounds how long Supervise waits, after SIGKILL, for the rest of the
 // command's group to disappear. SIGKILL cannot be caught, so this only
-// matters for processes stuck in the kernel (a hung NFS mount); Run warns
+// matters for processes stuck in the kernel (a hung NFS mount); Supervise warns
 // and returns rather than block on them forever.
 const killWait = time.Second
 
-// groupPoll is how often Run checks whether the command's group is empty
+// groupPoll is how often Supervise checks whether the command's group is empty
 // after the command itself has exited during a termination. It is a
 // trade-off between returning promptly and scanning /proc too often.
 const groupPoll = 20 * time.Millisecond
@@ -54,14 +54,14 @@ type Spec struct {
 	// Argv is the command and its arguments. Argv[0] is looked up in
 	// zklock's own PATH (as execvp does) unless it contains '/'.
 	Argv []string
-	// Path, when set, is Argv[0] already resolved by Resolve; Run then
+	// Path, when set, is Argv[0] already resolved by Resolve; Supervise then
 	// executes it without looking again.
 	Path string
 	// Env is the child's full environment; nil means os.Environ().
 	Env []string
 	// Stdin is passed straight through, so the child sees the terminal
 	// itself and no goroutine copies data; nil means os.Stdin. When it is
-	// zklock's controlling terminal, Run manages the foreground process
+	// zklock's controlling terminal, Supervise manages the foreground process
 	// group (see the package documentation).
 	Stdin *os.File
 	// Stdout is passed straight through; nil means os.Stdout.
@@ -78,13 +78,13 @@ type Spec struct {
 	OnLost Policy
 	// Revoked receives a value (the reason) when someone asks the holder
 	// to give the lock up; nil means nobody can. The lock is still held,
-	// so Run stops the command with the full KillGrace and returns an
-	// error wrapping ErrRevoked; the caller then releases the lock.
+	// so Supervise stops the command with the full KillGrace and returns an
+	// error wrapping ErrLockRevoked; the caller then releases the lock.
 	Revoked <-chan error
 	// OnRevoke is what to do when Revoked fires: Terminate as above, or
 	// Ignore, which only warns, each time, and lets the command finish.
 	OnRevoke Policy
-	// KillGrace is the time between SIGTERM and SIGKILL when Run stops the
+	// KillGrace is the time between SIGTERM and SIGKILL when Supervise stops the
 	// command at MaxRuntime: 0 sends SIGKILL right after SIGTERM.
 	KillGrace time.Duration
 	// LostKillGrace is the same when the lock is lost: 0 sends SIGKILL
@@ -94,16 +94,16 @@ type Spec struct {
 	// cause has a KillBy() time.Time method shortens it to end by then.
 	LostKillGrace time.Duration
 	// MaxRuntime, when positive, bounds the command's run time: once
-	// exceeded, the group is stopped as on lock loss and Run returns an
+	// exceeded, the group is stopped as on lock loss and Supervise returns an
 	// error wrapping ErrMaxRuntime. 0 means unlimited.
 	MaxRuntime time.Duration
 	// Watchdog is the caller's watchdog (see StartWatchdog), or nil for
-	// none. Run arms it with the command's process group; the caller
+	// none. Supervise arms it with the command's process group; the caller
 	// starts it and retires it, after releasing the lock, so that neither
 	// its start nor its exit delays the command or the next holder.
 	Watchdog *Watchdog
 	// Warn receives one-line warnings, without a "zklock: " prefix; nil
-	// discards them. It is called from Run's goroutine with SIGTTOU
+	// discards them. It is called from Supervise's goroutine with SIGTTOU
 	// blocked on its thread, so a direct write to a terminal the command
 	// owns cannot stop zklock under `stty tostop`: write there rather than
 	// hand the message to another goroutine.

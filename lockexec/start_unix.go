@@ -128,12 +128,20 @@ type child struct {
 // thread, then waits for it on that same thread. Pdeathsig is tied to the
 // thread that forked, so that thread must live (and not be handed to
 // another goroutine that might end it) until the child has been reaped.
-func startChild(path string, argv []string, attr *syscall.ProcAttr) (*child, error) {
-	type started struct {
+//
+// started, if set, is called with the child's pid on that goroutine as
+// soon as the fork has succeeded, before anything else: before the
+// goroutine that called startChild can run again. With one P (zklock runs
+// Go code on one thread) that goroutine may wait for the scheduler's
+// monitor to take the P back from the thread blocked in wait4, which takes
+// up to 10 ms on an idle process; what must not wait (arming the watchdog)
+// goes in started.
+func startChild(path string, argv []string, attr *syscall.ProcAttr, started func(pid int)) (*child, error) {
+	type result struct {
 		pid int
 		err error
 	}
-	startc := make(chan started)
+	startc := make(chan result)
 	events := make(chan waitEvent)
 	done := make(chan struct{})
 	go func() {
@@ -143,7 +151,10 @@ func startChild(path string, argv []string, attr *syscall.ProcAttr) (*child, err
 		// then the thread must stay ours.
 		defer runtime.UnlockOSThread()
 		pid, err := syscall.ForkExec(path, argv, attr)
-		startc <- started{pid, err}
+		if err == nil && started != nil {
+			started(pid)
+		}
+		startc <- result{pid, err}
 		if err != nil {
 			return
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // TestStoppedCommandIsTerminated: a command stopped with SIGSTOP still
-// handles SIGTERM on loss (Run follows it with SIGCONT) instead of only
+// handles SIGTERM on loss (Supervise follows it with SIGCONT) instead of only
 // dying at SIGKILL.
 func TestStoppedCommandIsTerminated(t *testing.T) {
 	s, dir := shSpec(t, `trap 'mark termed yes; exit 0' TERM

@@ -60,11 +60,11 @@ func TestLostTerminateKillsWholeGroup(t *testing.T) {
 	if !strings.Contains(r.err.Error(), "session expired") {
 		t.Errorf("error %q does not carry the loss cause", r.err)
 	}
-	// Everything died of SIGTERM: Run must not sit out the 5s grace.
+	// Everything died of SIGTERM: Supervise must not sit out the 5s grace.
 	if r.elapsed > 2*time.Second {
 		t.Errorf("Run took %v", r.elapsed)
 	}
-	// Run returns only once the group is empty: no waiting here.
+	// Supervise returns only once the group is empty: no waiting here.
 	assertGone(t, tree, "the lock loss")
 	if !w.has("lock lost (session expired)") {
 		t.Errorf("warnings %q lack the loss", w.list())
@@ -114,7 +114,7 @@ while :; do sleep 0.01; done`)
 
 // TestGraceCoversGrandchildren: the wrapper shell dies on SIGTERM at once,
 // but a grandchild that ignores it still gets the grace period, then
-// SIGKILL, before Run returns.
+// SIGKILL, before Supervise returns.
 func TestGraceCoversGrandchildren(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	s, dir := shSpec(t, `sh -c 'trap "" TERM; echo $$ > "$D/gc.tmp"; mv "$D/gc.tmp" "$D/gc"; while :; do sleep 0.01; done' &
@@ -226,7 +226,7 @@ func TestNotStarted(t *testing.T) {
 		s, dir := shSpec(t, "mark ran yes")
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if err := Run(ctx, s); !errors.Is(err, context.Canceled) {
+		if err := Supervise(ctx, s); !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v", err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
@@ -238,7 +238,7 @@ func TestNotStarted(t *testing.T) {
 		lost := make(chan error, 1)
 		lost <- errors.New("expired")
 		s.Lost = lost
-		if err := Run(context.Background(), s); !errors.Is(err, ErrLockLost) || !strings.Contains(err.Error(), "expired") {
+		if err := Supervise(context.Background(), s); !errors.Is(err, ErrLockLost) || !strings.Contains(err.Error(), "expired") {
 			t.Fatalf("got %v", err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
@@ -247,15 +247,15 @@ func TestNotStarted(t *testing.T) {
 	})
 }
 
-// TestNoGoroutineLeak runs commands through every way Run can end and
+// TestNoGoroutineLeak runs commands through every way Supervise can end and
 // checks the goroutine count settles back.
 func TestNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for i := 0; i < 3; i++ {
 		s, _ := shSpec(t, "exit 3")
-		_ = Run(context.Background(), s)
+		_ = Supervise(context.Background(), s)
 
-		_ = Run(context.Background(), Spec{Argv: []string{"zklock-test-no-such-command"}, Stdin: devNull(t)})
+		_ = Supervise(context.Background(), Spec{Argv: []string{"zklock-test-no-such-command"}, Stdin: devNull(t)})
 
 		s, dir := shSpec(t, "trap '' TERM; trap 'mark usr1 yes' USR1; mark ready $$; while :; do sleep 0.01; done")
 		lost := make(chan error)

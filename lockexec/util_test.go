@@ -73,13 +73,13 @@ type runResult struct {
 	elapsed time.Duration
 }
 
-// runAsync runs Run in a goroutine; the result channel is buffered so the
+// runAsync runs Supervise in a goroutine; the result channel is buffered so the
 // goroutine never outlives a failed test for long.
 func runAsync(ctx context.Context, s Spec) <-chan runResult {
 	ch := make(chan runResult, 1)
 	go func() {
 		start := time.Now()
-		err := Run(ctx, s)
+		err := Supervise(ctx, s)
 		ch <- runResult{err, time.Since(start)}
 	}()
 	return ch
@@ -144,7 +144,7 @@ func touch(t *testing.T, path string) {
 	}
 }
 
-// warnings collects what Run passes to Spec.Warn.
+// warnings collects what Supervise passes to Spec.Warn.
 type warnings struct {
 	mu   sync.Mutex
 	msgs []string

@@ -3,11 +3,9 @@
 package lockexec
 
 import (
-	"bufio"
+	"bytes"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -28,37 +26,59 @@ const maxNap = time.Second
 
 // WatchdogMain is the watchdog process: it follows the instructions on
 // standard input (see Watchdog) and returns its exit code.
+//
+// It is one goroutine that sleeps in poll(2) on its pipe until a line
+// arrives or the next deadline is due, and it allocates nothing once it
+// runs: its process starts with the garbage collector off (see
+// watchdogEnviron), and no timer, channel or goroutine of the runtime's is
+// involved.
 func WatchdogMain() int {
 	// In a session of its own nothing should signal it, but a stray
 	// SIGHUP or SIGINT must not end the switch early.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGPIPE)
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(os.Stdin)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var sw deadmanSwitch
-	nap := time.NewTimer(maxNap)
-	defer nap.Stop()
+	var (
+		sw  deadmanSwitch
+		buf [512]byte // a line is far shorter; a longer one is dropped
+		n   int       // bytes of an unfinished line in buf
+		fds = []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
+	)
 	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				// zklock is gone without saying "ok".
+		nap := sw.nap(sharedNow())
+		fds[0].Revents = 0
+		_, err := unix.Poll(fds, int((nap+time.Millisecond-1)/time.Millisecond))
+		if err != nil && err != unix.EINTR {
+			// Standard input is broken: no instruction can come, as
+			// when zklock is gone.
+			sw.fire(syscall.SIGKILL)
+			return 0
+		}
+		if fds[0].Revents != 0 {
+			r, err := unix.Read(0, buf[n:])
+			if err == unix.EINTR || err == unix.EAGAIN {
+				continue
+			}
+			if r <= 0 {
+				// End of file: zklock is gone without saying "ok".
 				sw.fire(syscall.SIGKILL)
 				return 0
 			}
-			if line == "ok" {
-				return 0
+			n += r
+			for {
+				i := bytes.IndexByte(buf[:n], '\n')
+				if i < 0 {
+					break
+				}
+				if string(buf[:i]) == "ok" {
+					return 0
+				}
+				sw.handle(buf[:i])
+				n = copy(buf[:], buf[i+1:n])
 			}
-			sw.handle(line)
-		case <-nap.C:
+			if n == len(buf) {
+				n = 0
+			}
 		}
 		sw.check(sharedNow())
-		nap.Reset(sw.nap(sharedNow()))
 	}
 }
 
@@ -70,15 +90,38 @@ type deadmanSwitch struct {
 	stopped, killed bool
 }
 
-func (s *deadmanSwitch) handle(line string) {
-	f := strings.Fields(line)
-	switch {
-	case len(f) == 2 && f[0] == "arm":
-		s.pgid, _ = strconv.Atoi(f[1])
-	case len(f) == 3 && f[0] == "at":
-		s.stopAt, _ = strconv.ParseInt(f[1], 10, 64)
-		s.killAt, _ = strconv.ParseInt(f[2], 10, 64)
+// handle takes one instruction line. It parses in place: the watchdog
+// allocates nothing once it runs.
+func (s *deadmanSwitch) handle(line []byte) {
+	verb, rest, _ := bytes.Cut(line, []byte(" "))
+	switch string(verb) {
+	case "arm":
+		if pgid, ok := parseInt(rest); ok {
+			s.pgid = int(pgid)
+		}
+	case "at":
+		stop, kill, _ := bytes.Cut(rest, []byte(" "))
+		st, ok1 := parseInt(stop)
+		k, ok2 := parseInt(kill)
+		if ok1 && ok2 {
+			s.stopAt, s.killAt = st, k
+		}
 	}
+}
+
+// parseInt reads a non-negative decimal number.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 // check sends what is due. A signal once sent is never taken back: a

@@ -5,7 +5,6 @@ package lockexec
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,7 +21,8 @@ import (
 //	at STOP KILL    send SIGTERM to the group at STOP, SIGKILL at KILL
 //	                (nanoseconds of the shared clock, see clock_*.go; 0 for
 //	                never), replacing any earlier pair
-//	ok              zklock is done with the command: exit quietly
+//	ok              zklock is done with the command: exit quietly (zklock
+//	                kills it right after; see Retire)
 //
 // It kills the group at once if the pipe reaches end-of-file before "ok":
 // the kernel closes zklock's end when zklock dies, even by SIGKILL, which
@@ -38,7 +38,7 @@ import (
 // would keep running after zklock's session expired and the next holder
 // started.
 type Watchdog struct {
-	cmd *exec.Cmd
+	pid int
 
 	mu        sync.Mutex
 	w         *os.File // nil once retired
@@ -55,6 +55,9 @@ type Watchdog struct {
 const watchdogEnv = "ZKLOCK_INTERNAL_WATCHDOG=1"
 
 // StartWatchdog starts a watchdog process. Its error is a *WatchdogError.
+// When it returns, the watchdog runs: its exec has succeeded and it holds
+// the read end of the pipe, so from then on zklock's death closes that
+// pipe under it, whether or not it has got as far as reading it.
 func StartWatchdog() (*Watchdog, error) {
 	wd, err := startWatchdog()
 	if err != nil {
@@ -72,24 +75,52 @@ func startWatchdog() (*Watchdog, error) {
 	if err != nil {
 		return nil, err
 	}
-	// argv[0] stays zklock's own, so that a binary that dispatches on its
-	// name (a test binary standing in for zklock) dispatches the same way.
-	// GORACE: zklock waits for its watchdog's exit, and a build with the
-	// race detector (the tests') would otherwise sleep a second on exit;
-	// other builds ignore the variable.
-	env := append(os.Environ(), watchdogEnv, "GOMAXPROCS=1",
-		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	cmd := &exec.Cmd{Path: exe, Args: []string{os.Args[0]}, Stdin: r, Env: env,
+	// syscall.ForkExec rather than os/exec: os/exec's first start in a
+	// process forks a throwaway child to probe for pidfd support and opens
+	// /dev/null twice for the missing stdout and stderr; the watchdog needs
+	// none of that. Its stdout and stderr are closed (it never writes; its
+	// runtime puts /dev/null there). argv[0] stays zklock's own, so that a
+	// binary that dispatches on its name (a test binary standing in for
+	// zklock) dispatches the same way.
+	pid, err := syscall.ForkExec(exe, []string{os.Args[0]}, &syscall.ProcAttr{
+		Env:   watchdogEnviron(os.Environ()),
+		Files: []uintptr{r.Fd(), ^uintptr(0), ^uintptr(0)},
 		// Its own session: terminal signals (Ctrl-C, Ctrl-Z, hangup)
 		// meant for the command or zklock must not reach it.
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	err = cmd.Start()
+		Sys: &syscall.SysProcAttr{Setsid: true},
+	})
 	r.Close()
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
-	return &Watchdog{cmd: cmd, w: w}, nil
+	return &Watchdog{pid: pid, w: w}, nil
+}
+
+// watchdogEnviron is the watchdog's environment: zklock's, with the marker
+// and the runtime settings that keep a process which only waits on a pipe
+// small. One thread for Go code from the start (a second P costs a few
+// hundred KiB of memory that the process never gives back), and no garbage
+// collector, since WatchdogMain allocates nothing once it runs. GORACE:
+// zklock waits for its watchdog's exit, and a build with the race detector
+// (the tests') would otherwise sleep a second on exit; other builds ignore
+// the variable.
+func watchdogEnviron(env []string) []string {
+	out := make([]string, 0, len(env)+4)
+	race := ""
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "ZKLOCK_INTERNAL_WATCHDOG":
+			continue
+		case "GORACE":
+			race = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, watchdogEnv, "GOMAXPROCS=1", "GOGC=off",
+		"GORACE="+strings.TrimSpace(race+" atexit_sleep_ms=0"))
 }
 
 // Renew moves the moments at which the watchdog sends SIGTERM and SIGKILL
@@ -151,8 +182,8 @@ func (wd *Watchdog) stopped(now time.Time) bool {
 	return wd.armed && !wd.stop.IsZero() && !now.Before(wd.stop)
 }
 
-// Retire tells the watchdog zklock is done with the command and reaps it.
-// Safe on a nil Watchdog and more than once.
+// Retire tells the watchdog zklock is done with the command, ends it and
+// reaps it. Safe on a nil Watchdog and more than once.
 func (wd *Watchdog) Retire() {
 	if wd == nil {
 		return
@@ -170,5 +201,17 @@ func (wd *Watchdog) Retire() {
 		return
 	}
 	w.Close()
-	_ = wd.cmd.Wait()
+	// Its work is done once "ok" (or, unarmed, the end of the pipe) is on
+	// its way, so it is killed rather than waited for: a watchdog started
+	// just before a short command may not yet have got as far as reading,
+	// and zklock's exit would wait for the rest of its start-up. It is
+	// zklock's unreaped child, so its pid cannot have been reused; and were
+	// zklock to die before the kill, "ok" is already in the pipe.
+	_ = syscall.Kill(wd.pid, syscall.SIGKILL)
+	for {
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(wd.pid, &ws, 0, nil); err != syscall.EINTR {
+			return
+		}
+	}
 }

@@ -3,18 +3,25 @@
 #
 #   scripts/bench.sh           full run (a few minutes): writes docs/benchmarks.md
 #                              and docs/benchmarks/ (results.json, SVG plots, logs)
-#   scripts/bench.sh --quick   smoke run with small counts, written to a
+#   scripts/bench.sh --quick   smoke run of every scenario with small counts
+#                              (zklock, the minimal runner, etcdctl and flock;
+#                              under a minute of measuring), written to a
 #                              temporary directory (docs/ is left alone)
 #   scripts/bench.sh --out DIR [--md FILE]   write somewhere else
 #
 # Peers, all started here on loopback and stopped at the end: flock(1), etcdctl
 # lock against a local etcd, and the Kazoo and Curator runners of
 # internal/peers, each on a ZooKeeper started by the Go driver
-# (internal/bench, command internal/bench/cmd/zklock-bench).
+# (internal/bench, command internal/bench/cmd/zklock-bench), and the minimal
+# Go runner that the driver builds (internal/bench/cmd/zklock-min).
 # The counts come from BENCH_* environment variables; see internal/bench/config.go or
 # the "Reproduce" section of docs/benchmarks.md. BENCH_MICRO=0 skips the
-# lock package's Go micro-benchmarks. The servers' and tools' logs go to
-# $BENCH_LOGS (default ${TMPDIR:-/tmp}/zklock-bench-logs), not into docs/.
+# lock package's Go micro-benchmarks (skipped by --quick unless BENCH_MICRO=1).
+# The servers' and tools' logs go to $BENCH_LOGS (default
+# ${TMPDIR:-/tmp}/zklock-bench-logs), not into docs/.
+#
+# The machine is shared: run it as `flock /tmp/zklock-heavy.lock
+# scripts/bench.sh`, and on an idle machine for the numbers to publish.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -107,7 +114,9 @@ args=(run -zklock "$tmp/zklock" -zklock-build "$zklock_build" -zklock-cgo "$tmp/
   -out "$out" -logs "$logs" -md "$md" -repro "$repro" "${stamp_args[@]}")
 [[ -n "$quick" ]] && args+=(-quick)
 
-if [[ "${BENCH_MICRO:-1}" != 0 ]]; then
+micro_default=1
+[[ -n "$quick" ]] && micro_default=0
+if [[ "${BENCH_MICRO:-$micro_default}" != 0 ]]; then
   info "Go micro-benchmarks of the lock package"
   benchtime=1s
   [[ -n "$quick" ]] && benchtime=100ms

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Measure what waiting zklocks cost in memory, per process: each waiter is a
-# zklock process and its watchdog (zklock's own executable in watchdog mode).
+# Measure what waiting zklocks cost in memory, per process: a waiter is one
+# zklock process; the one next in line has started its watchdog (zklock's
+# own executable in watchdog mode) as well, so that the handoff does not
+# wait for it. scripts/bench.sh measures the same over 1,000 waiters.
 #
 #   scripts/memory.sh [WAITERS]     default 100
 #
@@ -8,9 +10,10 @@
 # holder and WAITERS waiters on one lock path, waits until every waiter is
 # queued, then reads /proc/PID/status and /proc/PID/smaps_rollup of each.
 # VmRSS counts every resident page, including the executable's pages that
-# all zklock processes share through the page cache; RssAnon is what a
-# process has to itself; Pss shares the shared pages out fairly and so adds
-# up across processes to what the host really spends.
+# all zklock processes share through the page cache; RssAnon and
+# Private_Dirty are what a process has to itself; Pss shares the shared
+# pages out fairly and so adds up across processes to what the host really
+# spends.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -21,6 +24,7 @@ export ZKLOCK_ZK_DIR
 ZKLOCK_ZK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zklock-mem.XXXXXX")"
 bin="$ZKLOCK_ZK_DIR/zklock"
 go build -o "$bin" .
+sync # the new binary's pages would count as dirty until written back
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -55,16 +59,16 @@ report() {
   local what=$1
   shift
   printf '%s\n' "$@" | awk -v what="$what" '
-    { rss += $1; anon += $2; pss += $3; n++ }
-    END { printf "%-10s %4d processes, per process: VmRSS %.1f MiB, RssAnon %.1f MiB, Pss %.1f MiB\n",
-          what, n, rss / n / 1024, anon / n / 1024, pss / n / 1024 }'
+    { rss += $1; anon += $2; pss += $3; priv += $4; n++ }
+    END { printf "%-10s %4d processes, per process: VmRSS %.1f MiB, RssAnon %.1f MiB, Pss %.1f MiB, Private_Dirty %.2f MiB\n",
+          what, n, rss / n / 1024, anon / n / 1024, pss / n / 1024, priv / n / 1024 }'
 }
 zk=() wd=()
 for p in "${pids[@]:1}"; do
-  zk+=("$(kib VmRSS /proc/$p/status) $(kib RssAnon /proc/$p/status) $(kib Pss /proc/$p/smaps_rollup)")
+  zk+=("$(kib VmRSS /proc/$p/status) $(kib RssAnon /proc/$p/status) $(kib Pss /proc/$p/smaps_rollup) $(kib Private_Dirty /proc/$p/smaps_rollup)")
   for c in $(cat /proc/$p/task/*/children 2>/dev/null); do
     if tr '\0' '\n' < /proc/$c/environ 2>/dev/null | grep -qx 'ZKLOCK_INTERNAL_WATCHDOG=1'; then
-      wd+=("$(kib VmRSS /proc/$c/status) $(kib RssAnon /proc/$c/status) $(kib Pss /proc/$c/smaps_rollup)")
+      wd+=("$(kib VmRSS /proc/$c/status) $(kib RssAnon /proc/$c/status) $(kib Pss /proc/$c/smaps_rollup) $(kib Private_Dirty /proc/$c/smaps_rollup)")
     fi
   done
 done

@@ -13,8 +13,8 @@ import (
 // editing code; -quick starts from smaller defaults.
 type Config struct {
 	Quick bool `json:"quick"`
-	// Tools restricts the run to these tool keys (zklock, etcd, flock,
-	// kazoo, curator); zklock is always measured.
+	// Tools restricts the run to these tool keys (zklock, minimal, etcd,
+	// flock, kazoo, curator); zklock is always measured.
 	Tools []string `json:"tools"`
 
 	// Uncontended `TOOL -- true` runs per tool, by how costly a start is.
@@ -59,6 +59,23 @@ type Config struct {
 	// are timed to see where an uncontended run spends its time.
 	ProfileRuns int `json:"profile_runs"`
 
+	// IdleWaiters zklock waiters queue behind a holder; for IdleWindow the
+	// server's counters show what they cost it, and their memory is read.
+	IdleWaiters int           `json:"idle_waiters,omitempty"`
+	IdleWindow  time.Duration `json:"idle_window_ns,omitempty"`
+	// StormContenders `zklock run --once-per` processes start at once on
+	// one path, as a fleet's cron does on the hour.
+	StormContenders int `json:"storm_contenders,omitempty"`
+	// CrowdTimeout bounds each process of those two scenarios, which can
+	// take minutes to start, queue and drain on a small machine.
+	CrowdTimeout time.Duration `json:"crowd_timeout_ns,omitempty"`
+
+	// FloorRounds are the handoff probe's floor runs and ZooKeeper's own
+	// close-to-watch rounds; KeepalivePeriods the session timeouts over
+	// which an idle holder's packets are counted.
+	FloorRounds      int `json:"floor_rounds,omitempty"`
+	KeepalivePeriods int `json:"keepalive_periods,omitempty"`
+
 	// ProcTimeout bounds any single tool process; a hung one is stopped
 	// and reported rather than hanging the run.
 	ProcTimeout time.Duration `json:"proc_timeout_ns"`
@@ -69,7 +86,7 @@ type envVar struct{ Name, Meaning string }
 
 // envDoc lists the environment variables, for the report and for -h.
 var envDoc = []envVar{
-	{"BENCH_TOOLS", "tools to measure, space-separated keys (default `zklock etcd flock kazoo curator`)"},
+	{"BENCH_TOOLS", "tools to measure, space-separated keys (default `zklock minimal etcd flock kazoo curator`; `--quick`: the first four)"},
 	{"BENCH_UNCONTENDED_RUNS", "uncontended runs for zklock, etcdctl lock and flock"},
 	{"BENCH_UNCONTENDED_RUNS_PYTHON", "uncontended runs for the Kazoo runner"},
 	{"BENCH_UNCONTENDED_RUNS_JVM", "uncontended runs for the Curator runner"},
@@ -89,8 +106,12 @@ var envDoc = []envVar{
 	{"BENCH_LIST_SIZES", "tree sizes in znodes for the `zklock list` test, space-separated"},
 	{"BENCH_LIST_RUNS", "timed runs per tree size and command in the `zklock list` test"},
 	{"BENCH_PROFILE_RUNS", "timed `zklock -v run -- true` runs for the time breakdown"},
+	{"BENCH_IDLE_WAITERS", "zklock waiters queued for the idle-waiter test"},
+	{"BENCH_IDLE_SECONDS", "seconds over which the idle waiters' requests are counted"},
+	{"BENCH_STORM_CONTENDERS", "`zklock run --once-per` processes started at once in the storm test"},
+	{"BENCH_CROWD_TIMEOUT_SECONDS", "hard limit for any one process of the idle-waiter and storm tests"},
 	{"BENCH_PROC_TIMEOUT_SECONDS", "hard limit for any one tool process"},
-	{"BENCH_MICRO", "`0` skips the lock package's Go micro-benchmarks (scripts/bench.sh)"},
+	{"BENCH_MICRO", "`0` skips the lock package's Go micro-benchmarks, `1` runs them (scripts/bench.sh; default 1, `--quick`: 0)"},
 	{"BENCH_LOGS", "where the servers' and tools' logs go (scripts/bench.sh; default `${TMPDIR:-/tmp}/zklock-bench-logs`)"},
 }
 
@@ -98,7 +119,7 @@ var envDoc = []envVar{
 func defaultConfig(quick bool) Config {
 	c := Config{
 		Quick:                   quick,
-		Tools:                   []string{"zklock", "etcd", "flock", "kazoo", "curator"},
+		Tools:                   []string{"zklock", "minimal", "etcd", "flock", "kazoo", "curator"},
 		UncontendedRuns:         200,
 		UncontendedRunsPython:   40,
 		UncontendedRunsJVM:      12,
@@ -115,12 +136,21 @@ func defaultConfig(quick bool) Config {
 		HandoffPairRounds:       40,
 		HandoffPairRoundsSlow:   8,
 		QueueSizes:              []int{25, 50, 100, 200},
-		ListSizes:               []int{1000, 10000, 100000},
+		ListSizes:               []int{listTargetSmall, listTargetLarge},
 		ListRuns:                3,
 		ProfileRuns:             50,
+		IdleWaiters:             1000,
+		IdleWindow:              20 * time.Second,
+		StormContenders:         1000,
+		CrowdTimeout:            5 * time.Minute,
+		FloorRounds:             100,
+		KeepalivePeriods:        3,
 		ProcTimeout:             2 * time.Minute,
 	}
 	if quick {
+		// A smoke run of every scenario, well under a minute: the
+		// interpreter and JVM peers only when BENCH_TOOLS names them.
+		c.Tools = []string{"zklock", "minimal", "etcd", "flock"}
 		c.UncontendedRuns = 20
 		c.UncontendedRunsPython = 5
 		c.UncontendedRunsJVM = 2
@@ -137,9 +167,15 @@ func defaultConfig(quick bool) Config {
 		c.HandoffPairRounds = 3
 		c.HandoffPairRoundsSlow = 1
 		c.QueueSizes = []int{10, 25}
-		c.ListSizes = []int{1000}
+		c.ListSizes = []int{2000}
 		c.ListRuns = 1
 		c.ProfileRuns = 10
+		c.IdleWaiters = 30
+		c.IdleWindow = 3 * time.Second
+		c.StormContenders = 30
+		c.CrowdTimeout = time.Minute
+		c.FloorRounds = 20
+		c.KeepalivePeriods = 1
 	}
 	return c
 }
@@ -210,9 +246,9 @@ func loadConfig(quick bool) (Config, error) {
 		c.Tools = strings.Fields(v)
 		for _, t := range c.Tools {
 			switch t {
-			case "zklock", "etcd", "flock", "kazoo", "curator":
+			case "zklock", "minimal", "etcd", "flock", "kazoo", "curator":
 			default:
-				return c, fmt.Errorf("BENCH_TOOLS: unknown tool %q (want zklock, etcd, flock, kazoo, curator)", t)
+				return c, fmt.Errorf("BENCH_TOOLS: unknown tool %q (want zklock, minimal, etcd, flock, kazoo, curator)", t)
 			}
 		}
 	}
@@ -236,6 +272,10 @@ func loadConfig(quick bool) (Config, error) {
 	r.list("BENCH_LIST_SIZES", &c.ListSizes)
 	r.ints("BENCH_LIST_RUNS", &c.ListRuns)
 	r.ints("BENCH_PROFILE_RUNS", &c.ProfileRuns)
+	r.ints("BENCH_IDLE_WAITERS", &c.IdleWaiters)
+	r.seconds("BENCH_IDLE_SECONDS", &c.IdleWindow)
+	r.ints("BENCH_STORM_CONTENDERS", &c.StormContenders)
+	r.seconds("BENCH_CROWD_TIMEOUT_SECONDS", &c.CrowdTimeout)
 	r.seconds("BENCH_PROC_TIMEOUT_SECONDS", &c.ProcTimeout)
 	return c, r.err
 }

@@ -30,6 +30,14 @@ func ms(v float64) string {
 	}
 }
 
+// processes says "1 process" or "N processes".
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", n)
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""

@@ -1,6 +1,9 @@
 package bench
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // This file finds a tool's results in Results, for the report and the plots.
 
@@ -58,21 +61,22 @@ func (r *Results) inContended(key string) bool {
 	return false
 }
 
-// toolsInOrder lists zklock and its cgo build first, then the peers.
+// toolsInOrder lists zklock, its variants and cgo build, the minimal
+// runner, then the peers.
 func (r *Results) toolsInOrder() []ToolInfo {
-	rank := map[string]int{"zklock": 0, "zklock-cgo": 1}
+	rank := func(key string) int {
+		switch {
+		case key == "zklock":
+			return 0
+		case strings.HasPrefix(key, "zklock-"):
+			return 1
+		case key == "minimal":
+			return 2
+		}
+		return 3
+	}
 	out := append([]ToolInfo(nil), r.Tools...)
-	sort.SliceStable(out, func(i, j int) bool {
-		ri, ok := rank[out[i].Key]
-		if !ok {
-			ri = 2
-		}
-		rj, ok := rank[out[j].Key]
-		if !ok {
-			rj = 2
-		}
-		return ri < rj
-	})
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i].Key) < rank(out[j].Key) })
 	return out
 }
 

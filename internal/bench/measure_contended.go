@@ -32,7 +32,7 @@ func measureContended(ctx context.Context, e *env, cfg Config, tools []*Tool, re
 			}
 			if r.Skipped == "" {
 				contendedCell(ctx, e, cfg, t, &r)
-				logf("   %-20s %3d loops: %8.1f acquisitions/s (%d in %.1fs, %d errors)", t.Name, loops, r.PerSecond, r.Acquisitions, r.Seconds, r.Errors)
+				logf("   %-20s %3d loops: %8.1f acquisitions/s (%d in %.1fs, %.2f ms CPU each, %d errors)", t.Name, loops, r.PerSecond, r.Acquisitions, r.Seconds, r.CPUPerAcqMS, r.Errors)
 			}
 			res.Contended = append(res.Contended, r)
 		}
@@ -51,6 +51,7 @@ func contendedCell(ctx context.Context, e *env, cfg Config, t *Tool, r *Throughp
 	var (
 		mu       sync.Mutex
 		ends     []time.Time
+		cpus     []time.Duration
 		errCount int
 		firstErr error
 		wg       sync.WaitGroup
@@ -72,6 +73,7 @@ func contendedCell(ctx context.Context, e *env, cfg Config, t *Tool, r *Throughp
 					}
 				} else {
 					ends = append(ends, p.end)
+					cpus = append(cpus, p.cpu)
 				}
 				tooMany := errCount >= maxErrors
 				mu.Unlock()
@@ -86,10 +88,15 @@ func contendedCell(ctx context.Context, e *env, cfg Config, t *Tool, r *Throughp
 	}
 	wg.Wait()
 	n := 0
-	for _, end := range ends {
+	var cpu time.Duration
+	for i, end := range ends {
 		if !end.Before(t0) && !end.After(t1) {
 			n++
+			cpu += cpus[i]
 		}
+	}
+	if n > 0 {
+		r.CPUPerAcqMS = float64(cpu) / 1e6 / float64(n)
 	}
 	r.Acquisitions = n
 	r.Seconds = cfg.ContendedWindow.Seconds()

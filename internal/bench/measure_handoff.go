@@ -21,7 +21,7 @@ func measureHandoff(ctx context.Context, e *env, cfg Config, tools []*Tool, res 
 
 	// The floor: two probes, started back to back by the driver.
 	var floor []float64
-	for i := 0; i < 100 && ctx.Err() == nil; i++ {
+	for i := 0; i < cfg.FloorRounds && ctx.Err() == nil; i++ {
 		out := filepath.Join(dir, "floor")
 		f, err := os.Create(out)
 		if err != nil {
@@ -49,7 +49,7 @@ func measureHandoff(ctx context.Context, e *env, cfg Config, tools []*Tool, res 
 	waitersFor := func(t *Tool) int {
 		return byClass(t, cfg.HandoffWaiters, cfg.HandoffWaitersPython, cfg.HandoffWaitersJVM)
 	}
-	sp, err := measureServerPart(ctx, e, 100, cfg.HandoffWaiters)
+	sp, err := measureServerPart(ctx, e, cfg.FloorRounds, cfg.HandoffWaiters)
 	if err != nil {
 		return fmt.Errorf("ZooKeeper's part of a handoff: %w", err)
 	}

@@ -16,15 +16,12 @@ import (
 // phase short.
 const keepaliveTimeout = 4 * time.Second
 
-// keepalivePeriods is how many session timeouts the counters cover.
-const keepalivePeriods = 3
-
 // measureKeepalive counts the packets one idle zklock holder sends its
 // server per session timeout T: the keepalive's syncs, which keep the
 // quorum-confirmed contact fresh, and go-zookeeper's pings. It must run
 // when the holder is the server's only client.
-func measureKeepalive(ctx context.Context, e *env, t *Tool, addr string, res *Results) error {
-	k := &KeepaliveResult{SessionTimeoutMS: keepaliveTimeout.Milliseconds(), Periods: keepalivePeriods}
+func measureKeepalive(ctx context.Context, e *env, cfg Config, t *Tool, addr string, res *Results) error {
+	k := &KeepaliveResult{SessionTimeoutMS: keepaliveTimeout.Milliseconds(), Periods: max(cfg.KeepalivePeriods, 1)}
 	res.Keepalive = k
 	if err := keepaliveOne(ctx, e, t, addr, k); err != nil {
 		k.Error = err.Error()
@@ -70,11 +67,11 @@ func keepaliveOne(ctx context.Context, e *env, t *Tool, addr string, k *Keepaliv
 	if err != nil {
 		return errors.Join(err, finish())
 	}
-	time.Sleep(keepalivePeriods * keepaliveTimeout)
+	time.Sleep(time.Duration(k.Periods) * keepaliveTimeout)
 	after, err := mntr(ctx, addr)
 	if err != nil {
 		return errors.Join(err, finish())
 	}
-	k.PacketsPerT = float64(after["zk_packets_received"]-before["zk_packets_received"]) / keepalivePeriods
+	k.PacketsPerT = float64(after["zk_packets_received"]-before["zk_packets_received"]) / float64(k.Periods)
 	return finish()
 }

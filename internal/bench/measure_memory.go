@@ -26,8 +26,8 @@ func measureMemory(ctx context.Context, e *env, cfg Config, tools []*Tool, res *
 			m.Error = err.Error()
 		}
 		res.Memory = append(res.Memory, m)
-		logf("   %-20s waiting: VmRSS %6.1f MiB (peak %.1f MiB, %d process(es)), Pss %.1f MiB%s", t.Name,
-			float64(m.RSSKiB)/1024, float64(m.HWMKiB)/1024, m.Processes, float64(m.PssKiB)/1024, errSuffix(m.Error))
+		logf("   %-20s waiting: VmRSS %6.1f MiB (peak %.1f MiB, %s), Pss %.1f MiB, Private_Dirty %.2f MiB%s", t.Name,
+			float64(m.RSSKiB)/1024, float64(m.HWMKiB)/1024, processes(m.Processes), float64(m.PssKiB)/1024, float64(m.PrivateKiB)/1024, errSuffix(m.Error))
 	}
 	return nil
 }
@@ -71,5 +71,6 @@ func memoryOne(ctx context.Context, e *env, t *Tool, dir string, m *MemoryResult
 	time.Sleep(2 * settleFor(t))
 	m.RSSKiB, m.HWMKiB, m.Processes = procRSS(waiter.cmd.Process.Pid)
 	m.PssKiB = procPss(waiter.cmd.Process.Pid)
+	m.PrivateKiB, _ = procPrivate(waiter.cmd.Process.Pid)
 	return finish()
 }

@@ -4,15 +4,17 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
-func measureProfile(ctx context.Context, e *env, cfg Config, t *Tool, res *Results) error {
+func measureProfile(ctx context.Context, e *env, cfg Config, t, minimal *Tool, res *Results) error {
 	if cfg.ProfileRuns == 0 {
 		return nil
 	}
@@ -20,6 +22,18 @@ func measureProfile(ctx context.Context, e *env, cfg Config, t *Tool, res *Resul
 	res.Profile = p
 	if err := measureFloors(ctx, e, cfg, t, p); err != nil {
 		return err
+	}
+	if err := measureCosts(ctx, e, cfg, t, minimal, p); err != nil {
+		return err
+	}
+	if minimal != nil {
+		c, err := countRuns(ctx, e, minimal, cfg.ProfileRuns)
+		if err != nil {
+			return fmt.Errorf("%s: %w", minimal.Name, err)
+		}
+		p.Minimal = c
+		logf("   %s per run: %.2f read requests, %.2f write requests, %.2f packets in, %.2f out",
+			minimal.Name, c.ReadRequests, c.WriteRequests, c.PacketsIn, c.PacketsOut)
 	}
 
 	at := make([][]float64, len(profilePhases))
@@ -136,4 +150,113 @@ func measureFloors(ctx context.Context, e *env, cfg Config, t *Tool, p *Profile)
 	p.TrueMS = distMS(durationsMS(trues)).P50
 	p.VersionMS = distMS(durationsMS(versions)).P50
 	return nil
+}
+
+// costProbe is one process that measureCosts runs.
+type costProbe struct {
+	what, meaning string
+	argv, env     []string
+	stdin         string // a file for standard input; "" for /dev/null
+}
+
+// measureCosts splits what a run costs into the processes it starts and
+// their start-up, each a process the driver runs ProfileRuns times,
+// interleaved, timing its wall clock and its CPU time (rusage): the fork
+// and exec floor, the Go runtime's start (the minimal runner refusing its
+// arguments), zklock's start (its package initialisation and command
+// line, `zklock version`), and zklock's watchdog on its own (started as
+// zklock starts it, told "ok" at once).
+func measureCosts(ctx context.Context, e *env, cfg Config, zl, minimal *Tool, p *Profile) error {
+	dir, err := os.MkdirTemp(filepath.Dir(e.lockDir), "costs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ok := filepath.Join(dir, "ok")
+	if err := os.WriteFile(ok, []byte("ok\n"), 0o644); err != nil {
+		return err
+	}
+	zbin := zl.argv("/x", nil)[0]
+	probes := []costProbe{
+		{what: "`true`", meaning: "fork, exec and exit of a small C program: the floor under every process", argv: []string{e.trueBin}},
+	}
+	if minimal != nil {
+		probes = append(probes, costProbe{what: "minimal runner, no arguments",
+			meaning: "the Go runtime's start and exit (it refuses its arguments at once)", argv: []string{minimal.argv("/x", nil)[0]}})
+	}
+	probes = append(probes,
+		costProbe{what: "`zklock version`", meaning: "zklock's start: the runtime, the package initialisation of everything linked (the Kerberos stack's included) and the command line", argv: []string{zbin, "version"}},
+		costProbe{what: "zklock's watchdog alone", meaning: "the second process of a holder: zklock started again in watchdog mode, told \"ok\" at once",
+			argv: []string{zbin}, env: []string{"ZKLOCK_INTERNAL_WATCHDOG=1", "GOMAXPROCS=1", "GOGC=off"}, stdin: ok},
+	)
+	wall := make([][]float64, len(probes))
+	cpu := make([][]float64, len(probes))
+	for i := 0; i < cfg.ProfileRuns && ctx.Err() == nil; i++ {
+		for j, pr := range probes {
+			w, c, err := costOnce(ctx, e, pr)
+			if err != nil {
+				return fmt.Errorf("%s: %w", pr.what, err)
+			}
+			wall[j] = append(wall[j], w)
+			cpu[j] = append(cpu[j], c)
+		}
+	}
+	for j, pr := range probes {
+		p.Costs = append(p.Costs, Cost{What: pr.what, Meaning: pr.meaning, N: len(wall[j]),
+			WallMS: distMS(wall[j]).P50, CPUMS: distMS(cpu[j]).P50})
+		logf("   %-32s wall %6.2f ms  CPU %6.2f ms", pr.what, distMS(wall[j]).P50, distMS(cpu[j]).P50)
+	}
+	return ctx.Err()
+}
+
+// costOnce runs one probe and returns its wall and CPU milliseconds.
+func costOnce(ctx context.Context, e *env, pr costProbe) (wall, cpu float64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pr.argv[0], pr.argv[1:]...)
+	cmd.Env = append(os.Environ(), pr.env...)
+	if pr.stdin != "" {
+		f, err := os.Open(pr.stdin)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	start := time.Now()
+	err = cmd.Run()
+	wall = float64(time.Since(start)) / 1e6
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return 0, 0, err
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+	}
+	return wall, cpu, nil
+}
+
+// countRuns runs `TOOL -- true` n times on one lock and returns the
+// server's counters per run.
+func countRuns(ctx context.Context, e *env, t *Tool, n int) (*RunCounts, error) {
+	// The first run creates the lock path's parents.
+	if _, err := e.run(ctx, t, t.Argv("counted", e.trueBin), nil, "counted-"+t.Key+".log"); err != nil {
+		return nil, err
+	}
+	before, err := mntr(ctx, e.zkAddr)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		if _, err := e.run(ctx, t, t.Argv("counted", e.trueBin), nil, "counted-"+t.Key+".log"); err != nil {
+			return nil, err
+		}
+	}
+	after, err := mntr(ctx, e.zkAddr)
+	if err != nil {
+		return nil, err
+	}
+	d := func(k string) float64 { return float64(after[k]-before[k]) / float64(n) }
+	return &RunCounts{Runs: n, ReadRequests: d("zk_cnt_readlatency"), WriteRequests: d("zk_cnt_updatelatency"),
+		PacketsIn: d("zk_packets_received"), PacketsOut: d("zk_packets_sent")}, nil
 }

@@ -13,25 +13,31 @@ func measureUncontended(ctx context.Context, e *env, cfg Config, tools []*Tool, 
 	}
 	const maxErrors = 3
 	samples := map[string][]time.Duration{}
+	cpu := map[string][]time.Duration{}
 	errs := map[string]int{}
 	lastErr := map[string]error{}
 	one := func(t *Tool) {
 		if errs[t.Key] >= maxErrors {
 			return
 		}
-		d, err := e.run(ctx, t, t.Argv("uncontended", e.trueBin), nil, "uncontended-"+t.Key+".log")
+		p, err := e.spawn(ctx, t, t.Argv("uncontended", e.trueBin), nil, nil, "uncontended-"+t.Key+".log")
+		var d time.Duration
+		if err == nil {
+			d, err = p.wait()
+		}
 		if err != nil {
 			errs[t.Key]++
 			lastErr[t.Key] = err
 			return
 		}
 		samples[t.Key] = append(samples[t.Key], d)
+		cpu[t.Key] = append(cpu[t.Key], p.cpu)
 	}
 	for _, t := range tools {
 		for i := 0; i < cfg.UncontendedWarmup; i++ {
 			one(t)
 		}
-		samples[t.Key] = nil
+		samples[t.Key], cpu[t.Key] = nil, nil
 	}
 	// Round-robin, so that a drift in the machine's state (other load, the
 	// server's JIT) affects every tool alike.
@@ -47,12 +53,12 @@ func measureUncontended(ctx context.Context, e *env, cfg Config, tools []*Tool, 
 		}
 	}
 	for _, t := range tools {
-		r := LatencyResult{Tool: t.Key, Dist: distMS(durationsMS(samples[t.Key])), Errors: errs[t.Key]}
+		r := LatencyResult{Tool: t.Key, Dist: distMS(durationsMS(samples[t.Key])), CPU: distMS(durationsMS(cpu[t.Key])), Errors: errs[t.Key]}
 		if lastErr[t.Key] != nil {
 			r.Error = lastErr[t.Key].Error()
 		}
 		res.Uncontended = append(res.Uncontended, r)
-		logf("   %-20s median %7.2f ms  p90 %7.2f ms  (%d runs, %d errors)", t.Name, r.Dist.P50, r.Dist.P90, r.Dist.N, r.Errors)
+		logf("   %-20s median %7.2f ms  p90 %7.2f ms  CPU median %6.2f ms  (%d runs, %d errors)", t.Name, r.Dist.P50, r.Dist.P90, r.CPU.P50, r.Dist.N, r.Errors)
 	}
 	return ctx.Err()
 }

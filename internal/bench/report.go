@@ -21,6 +21,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ms":             ms,
 	"f2":             func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"mib":            func(kib int64) string { return fmt.Sprintf("%.1f", float64(kib)/1024) },
+	"mib2":           func(kib int64) string { return fmt.Sprintf("%.2f", float64(kib)/1024) },
 	"div":            func(a, b any) float64 { return toFloat(a) / toFloat(b) },
 	"trimFloat":      trimFloat,
 	"plural":         plural,
@@ -32,12 +33,14 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"perRelease":     perRelease,
 	"listRatio":      listRatio,
 	"cell":           func(s string) string { return strings.ReplaceAll(s, "|", "/") },
+	"stormWindow":    func() string { return stormWindow },
 	// Set per page by render: they look tools up in its Results.
 	"name":            func(string) string { return "" },
 	"latencyRatio":    func(LatencyResult) string { return "" },
 	"memoryRatio":     func(MemoryResult) string { return "" },
 	"throughputCell":  func(string, int) string { return "" },
 	"throughputRatio": func(string, int) string { return "" },
+	"cpuCell":         func(string, int) string { return "" },
 }).Parse(reportText))
 
 // page is what the report template sees: the results, and what is derived
@@ -153,6 +156,12 @@ func (p *page) execute(w io.Writer) error {
 			return fmt.Sprintf("%.2f×", float64(zm.RSSKiB)/float64(m.RSSKiB))
 		},
 		"throughputCell": func(key string, loops int) string { return throughputCell(r, key, loops) },
+		"cpuCell": func(key string, loops int) string {
+			if c := r.throughput(key, loops); c != nil && c.CPUPerAcqMS > 0 {
+				return ms(c.CPUPerAcqMS)
+			}
+			return "–"
+		},
 		"throughputRatio": func(key string, loops int) string {
 			z, o := r.throughput("zklock", loops), r.throughput(key, loops)
 			if z == nil || o == nil {

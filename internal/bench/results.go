@@ -8,7 +8,7 @@ import (
 )
 
 // resultsVersion changes when the JSON layout does.
-const resultsVersion = 1
+const resultsVersion = 2
 
 // Results is everything one run measured; results.json holds it and the
 // report is rendered from it alone.
@@ -41,7 +41,14 @@ type Results struct {
 	List []ListResult `json:"list,omitempty"`
 	// Keepalive is what one idle holder costs its server.
 	Keepalive *KeepaliveResult `json:"keepalive,omitempty"`
-	Profile   *Profile         `json:"profile,omitempty"`
+	// Idle is a crowd of zklock waiters queued behind one holder.
+	Idle *IdleResult `json:"idle,omitempty"`
+	// Storm is a crowd of `run --once-per` contenders started at once.
+	Storm   *StormResult `json:"storm,omitempty"`
+	Profile *Profile     `json:"profile,omitempty"`
+	// Phases are the measuring phases in order, with the machine's load
+	// when each began.
+	Phases []PhaseInfo `json:"phases,omitempty"`
 	// Micro is the lock package's micro-benchmark output (go test -bench).
 	Micro string `json:"micro,omitempty"`
 	// Notes are things the reader must know: skipped cells and why,
@@ -85,10 +92,21 @@ type Dist struct {
 	Stddev float64 `json:"stddev_ms"`
 }
 
-// LatencyResult is the uncontended `TOOL -- true` wall time.
+// PhaseInfo is one measuring phase.
+type PhaseInfo struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+	// Load is /proc/loadavg's three figures when the phase began.
+	Load  string `json:"load"`
+	Error string `json:"error,omitempty"`
+}
+
+// LatencyResult is the uncontended `TOOL -- true` wall time, and the CPU
+// time of the process and every descendant it waited for (rusage).
 type LatencyResult struct {
 	Tool   string `json:"tool"`
 	Dist   Dist   `json:"dist"`
+	CPU    Dist   `json:"cpu,omitzero"`
 	Errors int    `json:"errors"`
 	Error  string `json:"error,omitempty"`
 }
@@ -100,9 +118,12 @@ type ThroughputResult struct {
 	Acquisitions int     `json:"acquisitions"`
 	Seconds      float64 `json:"seconds"`
 	PerSecond    float64 `json:"per_second"`
-	Errors       int     `json:"errors"`
-	Error        string  `json:"error,omitempty"`
-	Skipped      string  `json:"skipped,omitempty"`
+	// CPUPerAcqMS is the CPU time (rusage, the processes and what they
+	// waited for) of the runs counted, per acquisition.
+	CPUPerAcqMS float64 `json:"cpu_per_acq_ms,omitempty"`
+	Errors      int     `json:"errors"`
+	Error       string  `json:"error,omitempty"`
+	Skipped     string  `json:"skipped,omitempty"`
 }
 
 // HandoffResult is the time from one holder's command exit to the next
@@ -136,8 +157,66 @@ type MemoryResult struct {
 	// shared libraries') counted in proportion to the processes sharing
 	// them, so it adds up to what the host spends. zklock's watchdog is
 	// zklock's own executable, whose pages VmRSS counts twice.
-	PssKiB int64  `json:"pss_kib,omitempty"`
-	Error  string `json:"error,omitempty"`
+	PssKiB int64 `json:"pss_kib,omitempty"`
+	// PrivateKiB is Private_Dirty summed the same way: what the waiter's
+	// processes have to themselves.
+	PrivateKiB int64  `json:"private_kib,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// IdleResult is a crowd of zklock waiters queued behind a holder that is
+// a node of the driver's own session: what they cost the server while
+// nothing happens, and the memory of those deep in the queue.
+type IdleResult struct {
+	Waiters int `json:"waiters"`
+	// StartSeconds is from the first waiter's start until every waiter was
+	// queued and the server idle.
+	StartSeconds float64 `json:"start_seconds"`
+	WindowMS     int64   `json:"window_ms"`
+	// SessionTimeoutMS is the waiters' session timeout, and PingsPerSec
+	// what go-zookeeper's pings (one per third of it) come to per waiter.
+	SessionTimeoutMS int64   `json:"session_timeout_ms"`
+	PingsPerSec      float64 `json:"pings_per_sec"`
+	// Per waiter and second over the window: packets the server received
+	// (pings included), and read and write requests.
+	PacketsPerSec float64 `json:"packets_per_sec"`
+	ReadsPerSec   float64 `json:"reads_per_sec"`
+	WritesPerSec  float64 `json:"writes_per_sec"`
+	// Sampled are the waiters deep in the queue whose memory was read:
+	// Private_Dirty over each waiter's processes, and how many processes
+	// each had.
+	Sampled          int    `json:"sampled"`
+	PrivateMedianKiB int64  `json:"private_median_kib"`
+	PrivateMaxKiB    int64  `json:"private_max_kib"`
+	ProcessesMax     int    `json:"processes_max"`
+	Processes        int    `json:"processes"` // every waiter's, added up
+	PssTotalKiB      int64  `json:"pss_total_kib,omitempty"`
+	Error            string `json:"error,omitempty"`
+}
+
+// StormResult is Contenders `zklock run --once-per` processes started at
+// once on one path whose job has no success recorded yet.
+type StormResult struct {
+	Contenders int `json:"contenders"`
+	// SpreadMS is from the first start to the last; DoneMS from the last
+	// start to the last exit.
+	SpreadMS float64 `json:"spread_ms"`
+	DoneMS   float64 `json:"done_ms"`
+	// Runs is how many times the job ran; Skipped how many exited 75
+	// (the job done within the window); Other any other exit.
+	Runs    int `json:"runs"`
+	Skipped int `json:"skipped"`
+	Other   int `json:"other"`
+	// Left are the contender nodes and sessions' ephemeral nodes still on
+	// the server once every process had exited.
+	Left int `json:"left"`
+	// Per contender, from the server's counters: requests and packets.
+	ReadsPer   float64 `json:"reads_per"`
+	WritesPer  float64 `json:"writes_per"`
+	PacketsPer float64 `json:"packets_per"`
+	// CPUPerMS is the CPU time per contender process (rusage).
+	CPUPerMS float64 `json:"cpu_per_ms"`
+	Error    string  `json:"error,omitempty"`
 }
 
 // QueueResult is one queue length of the zklock drain test.
@@ -175,6 +254,12 @@ type Profile struct {
 	TrueMS    float64 `json:"true_ms"`
 	VersionMS float64 `json:"version_ms"`
 	TotalMS   float64 `json:"total_ms"`
+	// Costs split a run's CPU time into the processes it starts and what
+	// they do (see measureCosts).
+	Costs []Cost `json:"costs,omitempty"`
+	// Minimal is the minimal runner's traffic per run, counted as zklock's
+	// is below.
+	Minimal *RunCounts `json:"minimal,omitempty"`
 	// Per run, from the server's mntr counters over the profiled runs: read and
 	// write requests of every kind (session creation and closing are
 	// writes; the driver's own idle session adds a ping now and then),
@@ -187,6 +272,26 @@ type Profile struct {
 	PacketsIn     float64 `json:"packets_in_per_run"`
 	PacketsOut    float64 `json:"packets_out_per_run"`
 	Error         string  `json:"error,omitempty"`
+}
+
+// RunCounts are a tool's requests and packets per uncontended run, from
+// the server's mntr counters.
+type RunCounts struct {
+	Runs          int     `json:"runs"`
+	ReadRequests  float64 `json:"read_requests_per_run"`
+	WriteRequests float64 `json:"write_requests_per_run"`
+	PacketsIn     float64 `json:"packets_in_per_run"`
+	PacketsOut    float64 `json:"packets_out_per_run"`
+}
+
+// Cost is the median wall and CPU time (rusage) of one process run by
+// the driver, N times.
+type Cost struct {
+	What    string  `json:"what"`
+	Meaning string  `json:"meaning"`
+	N       int     `json:"n"`
+	WallMS  float64 `json:"wall_ms"`
+	CPUMS   float64 `json:"cpu_ms"`
 }
 
 // ProfilePhase is the median time from the previous mark to this one.

@@ -89,7 +89,10 @@ func runAll(ctx context.Context, cfg Config, in inputs) (*Results, error) {
 	if in.ZklockBuild != "" {
 		res.Machine.Versions["zklock build"] = in.ZklockBuild
 	}
-	runPhases(ctx, e, cfg, in, tools, withCgo(e, in, tools, res), cluster.Server(0).Addr(), res)
+	// What the memory tests read must not count the tools' binaries'
+	// pages, written moments ago and not yet on disk, as dirty.
+	syscall.Sync()
+	runPhases(ctx, e, cfg, in, tools, withVariants(e, in, tools, res), cluster.Server(0).Addr(), res)
 
 	res.Machine.LoadEnd = loadAvg()
 	res.Finished = time.Now().UTC()
@@ -151,6 +154,15 @@ func startTools(ctx context.Context, e *env, cfg Config, in inputs, state string
 		res.Tools = append(res.Tools, ToolInfo{Key: key, Name: name, Note: why})
 	}
 	add(newZklock(e, in.Zklock))
+	if cfg.wants("minimal") {
+		logf("building the minimal Go runner")
+		if bin, err := buildMinimal(ctx, state); err != nil {
+			unavailable("minimal", "minimal Go runner", err.Error())
+			res.Notes = append(res.Notes, "minimal Go runner not measured: "+err.Error())
+		} else {
+			add(newMinimal(e, bin))
+		}
+	}
 	if cfg.wants("etcd") {
 		etcdBin, lerr := exec.LookPath("etcd")
 		if lerr != nil || e.etcdctl == "" {
@@ -197,19 +209,41 @@ func startTools(ctx context.Context, e *env, cfg Config, in inputs, state string
 	return tools, etcd, stop, nil
 }
 
-// withCgo returns the tools of the uncontended test: the cgo build, when
-// given, joins them there only, because it differs from the release build
-// in process start-up alone.
-func withCgo(e *env, in inputs, tools []*Tool, res *Results) []*Tool {
-	if in.ZklockCgo == "" {
-		return tools
+// buildMinimal builds the minimal Go runner (cmd/zklock-min) as zklock is
+// built for a release: static, no cgo, stripped.
+func buildMinimal(ctx context.Context, dir string) (string, error) {
+	out := filepath.Join(dir, "zklock-min")
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./internal/bench/cmd/zklock-min")
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./internal/bench/cmd/zklock-min: %v: %s", err, strings.TrimSpace(string(b)))
 	}
-	t := newZklock(e, in.ZklockCgo)
-	t.Key, t.Name = "zklock-cgo", "zklock (cgo build)"
-	t.lockName = func(l string) string { return "/bench/zklock-cgo/" + l }
-	res.Tools = append(res.Tools, ToolInfo{Key: t.Key, Name: t.Name, Argv: t.Argv("NAME", "true"), Available: true,
-		Note: "plain `go build` (cgo, dynamically linked), uncontended test only"})
-	return append([]*Tool{tools[0], t}, tools[1:]...)
+	return out, nil
+}
+
+// withVariants returns the tools of the uncontended test: zklock's
+// variants (variants.go) and the cgo build, when given, join them there
+// only, since what sets them apart is the cost of one run.
+func withVariants(e *env, in inputs, tools []*Tool, res *Results) []*Tool {
+	var extra []*Tool
+	for _, v := range variants {
+		t := newZklockVariant(e, in.Zklock, v)
+		res.Tools = append(res.Tools, ToolInfo{Key: t.Key, Name: t.Name, Argv: t.Argv("NAME", "true"), Available: true,
+			Note: strings.TrimSpace(v.Note + " (uncontended test only)")})
+		extra = append(extra, t)
+	}
+	if in.ZklockCgo != "" {
+		t := newZklock(e, in.ZklockCgo)
+		t.Key, t.Name = "zklock-cgo", "zklock (cgo build)"
+		t.lockName = func(l string) string { return "/bench/zklock-cgo/" + l }
+		res.Tools = append(res.Tools, ToolInfo{Key: t.Key, Name: t.Name, Argv: t.Argv("NAME", "true"), Available: true,
+			Note: "plain `go build` (cgo, dynamically linked), uncontended test only"})
+		extra = append(extra, t)
+	}
+	return append(append([]*Tool{tools[0]}, extra...), tools[1:]...)
 }
 
 // runPhases measures, one phase after another. A failed phase is noted in
@@ -220,28 +254,40 @@ func runPhases(ctx context.Context, e *env, cfg Config, in inputs, tools, uncont
 			return
 		}
 		start := time.Now()
-		logf("== %s", name)
+		info := PhaseInfo{Name: name, Load: loadAvg()}
+		logf("== %s (load %s)", name, info.Load)
 		if err := f(); err != nil {
+			info.Error = err.Error()
 			res.Notes = append(res.Notes, fmt.Sprintf("%s failed: %v", name, err))
 			logf("%s failed: %v", name, err)
 		}
+		info.Seconds = time.Since(start).Seconds()
+		res.Phases = append(res.Phases, info)
 		logf("   %s took %s", name, time.Since(start).Round(100*time.Millisecond))
+	}
+	zl := tools[0]
+	minimal := find(tools, func(t **Tool) bool { return (*t).Key == "minimal" })
+	var min *Tool
+	if minimal != nil {
+		min = *minimal
 	}
 	phase("uncontended latency", func() error { return measureUncontended(ctx, e, cfg, uncontended, res) })
 	phase("contended throughput", func() error { return measureContended(ctx, e, cfg, tools, res) })
 	phase("handoff latency", func() error { return measureHandoff(ctx, e, cfg, tools, res) })
 	phase("memory of a waiting process", func() error { return measureMemory(ctx, e, cfg, tools, res) })
-	phase("zklock time breakdown", func() error { return measureProfile(ctx, e, cfg, tools[0], res) })
-	phase("zklock list on large trees", func() error { return measureList(ctx, e, cfg, tools[0], in.Zklock, res) })
+	phase("zklock time breakdown", func() error { return measureProfile(ctx, e, cfg, zl, min, res) })
+	phase("zklock list on large trees", func() error { return measureList(ctx, e, cfg, zl, in.Zklock, res) })
+	phase("a crowd of idle zklock waiters", func() error { return measureIdle(ctx, e, cfg, zl, res) })
+	phase("a storm of --once-per contenders", func() error { return measureStorm(ctx, e, cfg, zl, res) })
 	// Last, and without the driver's own session: the per-release server
 	// counters must see nothing but the queue.
 	e.zkConn.Close()
 	e.zkConn = nil
 	phase("zklock queue drain and per-release server work", func() error {
-		return measureQueue(ctx, e, cfg, tools[0], zkAddr, res)
+		return measureQueue(ctx, e, cfg, zl, zkAddr, res)
 	})
 	phase("the keepalive of an idle holder", func() error {
-		return measureKeepalive(ctx, e, tools[0], zkAddr, res)
+		return measureKeepalive(ctx, e, cfg, zl, zkAddr, res)
 	})
 }
 

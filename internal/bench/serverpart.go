@@ -25,7 +25,7 @@ const serverPartSettle = 50 * time.Millisecond
 // deep in a queue). A handoff minus these and the probe's floor is what
 // zklock's processes themselves add.
 func measureServerPart(ctx context.Context, e *env, rounds, queueLen int) (*ServerPart, error) {
-	// zklock runs on one P (cmd/procs.go); the driver's client does the
+	// zklock runs on one P (internal/startup); the driver's client does the
 	// same here, so that its goroutine hand-offs cost what zklock's do.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 

@@ -13,6 +13,7 @@ import (
 var toolColors = map[string]string{
 	"zklock":     "#1f6fb4",
 	"zklock-cgo": "#7fb2dc",
+	"minimal":    "#17a2a2",
 	"etcd":       "#e8710a",
 	"flock":      "#2e9e44",
 	"kazoo":      "#8e5bbf",

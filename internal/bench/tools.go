@@ -22,7 +22,7 @@ import (
 // Tool is one lock tool under test: how to run a command under a named
 // lock, and how to count the contenders queued on that lock.
 type Tool struct {
-	Key  string // zklock, etcd, flock, kazoo, curator
+	Key  string // zklock, minimal, etcd, flock, kazoo, curator
 	Name string // as the report prints it
 	// Class is "native" (a compiled binary), "python" or "jvm"; it picks
 	// the counts, since a JVM start costs 100× a Go binary's.
@@ -71,6 +71,31 @@ func newZklock(e *env, bin string) *Tool {
 		lockName: func(l string) string { return "/bench/zklock/" + l },
 		argv: func(name string, cmd []string) []string {
 			return append([]string{bin, "run", "--servers", e.zkAddr, "--path", name, "--"}, cmd...)
+		},
+		count: e.zkChildren,
+	}
+}
+
+// newZklockVariant is zklock's run with v's flags and environment.
+func newZklockVariant(e *env, bin string, v Variant) *Tool {
+	t := newZklock(e, bin)
+	t.Key, t.Name, t.extraEnv = v.Key, v.Name, v.Env
+	t.lockName = func(l string) string { return "/bench/" + v.Key + "/" + l }
+	t.argv = func(name string, cmd []string) []string {
+		a := append([]string{bin, "run"}, v.Args...)
+		return append(append(a, "--servers", e.zkAddr, "--path", name, "--"), cmd...)
+	}
+	return t
+}
+
+// newMinimal is the minimal correct Go runner (cmd/zklock-min), the floor
+// that every lock CLI on ZooKeeper shares.
+func newMinimal(e *env, bin string) *Tool {
+	return &Tool{
+		Key: "minimal", Name: "minimal Go runner", Class: "native",
+		lockName: func(l string) string { return "/bench/minimal/" + l },
+		argv: func(name string, cmd []string) []string {
+			return append([]string{bin, "--servers", e.zkAddr, "--path", name, "--"}, cmd...)
 		},
 		count: e.zkChildren,
 	}
@@ -210,12 +235,30 @@ type proc struct {
 	done  chan struct{}
 	err   error
 	log   string
+	// cpu is the user and system time of the process and of every
+	// descendant it waited for (a watchdog, the command), as wait4 reports
+	// it; set once done is closed.
+	cpu time.Duration
+}
+
+// exitCode is the process's exit code once done is closed; -1 if it was
+// killed by a signal or could not be waited for.
+func (p *proc) exitCode() int {
+	if p.cmd.ProcessState == nil {
+		return -1
+	}
+	return p.cmd.ProcessState.ExitCode()
 }
 
 // spawn starts argv with stdout to out (nil: /dev/null) and stderr
 // appended to the log file, with a hard timeout. The parent-death signal
 // makes sure no tool outlives a killed driver.
 func (e *env) spawn(ctx context.Context, t *Tool, argv []string, stdin, out *os.File, logName string) (*proc, error) {
+	return e.spawnFor(ctx, t, argv, stdin, out, logName, e.timeout)
+}
+
+// spawnFor is spawn with its own hard timeout.
+func (e *env) spawnFor(ctx context.Context, t *Tool, argv []string, stdin, out *os.File, logName string, timeout time.Duration) (*proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), t.extraEnv...)
 	if stdin != nil {
@@ -239,7 +282,7 @@ func (e *env) spawn(ctx context.Context, t *Tool, argv []string, stdin, out *os.
 	}
 	lf.Close()
 	go func() {
-		timer := time.NewTimer(e.timeout)
+		timer := time.NewTimer(timeout)
 		defer timer.Stop()
 		waited := make(chan error, 1)
 		go func() { waited <- cmd.Wait() }()
@@ -250,9 +293,14 @@ func (e *env) spawn(ctx context.Context, t *Tool, argv []string, stdin, out *os.
 			p.err = waitOrKill(cmd, waited)
 		case <-timer.C:
 			cmd.Process.Signal(syscall.SIGTERM)
-			p.err = fmt.Errorf("timed out after %s: %v", e.timeout, waitOrKill(cmd, waited))
+			p.err = fmt.Errorf("timed out after %s: %v", timeout, waitOrKill(cmd, waited))
 		}
 		p.end = time.Now()
+		if ps := cmd.ProcessState; ps != nil {
+			if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+				p.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			}
+		}
 		close(p.done)
 	}()
 	return p, nil
@@ -351,20 +399,33 @@ func statusKiB(pid int) (rss, hwm int64, ok bool) {
 // procPss is Pss summed over pid and its descendants, from
 // /proc/PID/smaps_rollup.
 func procPss(pid int) int64 {
-	var sum int64
+	sum, _ := smapsSum(pid, "Pss")
+	return sum
+}
+
+// procPrivate is Private_Dirty summed over pid and its descendants, from
+// /proc/PID/smaps_rollup: the memory these processes have to themselves
+// and that the host cannot reclaim without swap. (File pages written and
+// not yet written back count as dirty too, so the driver syncs the
+// binaries it measures first.) n is the number of processes read.
+func procPrivate(pid int) (kib int64, n int) { return smapsSum(pid, "Private_Dirty") }
+
+// smapsSum sums one field of smaps_rollup over pid and its descendants.
+func smapsSum(pid int, field string) (sum int64, n int) {
 	for _, p := range append([]int{pid}, descendants(pid)...) {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/smaps_rollup")
 		if err != nil {
 			continue
 		}
+		n++
 		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) >= 2 && f[0] == "Pss:" {
-				n, _ := strconv.ParseInt(f[1], 10, 64)
-				sum += n
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == field+":" {
+				v, _ := strconv.ParseInt(f[1], 10, 64)
+				sum += v
 			}
 		}
 	}
-	return sum
+	return sum, n
 }
 
 // descendants lists pid's children, grandchildren and so on, from

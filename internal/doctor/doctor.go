@@ -58,9 +58,9 @@ func (e *Failed) Error() string {
 
 func (e *Failed) Unwrap() error { return e.Err }
 
-// Run runs the checks, prints the checklist to o.Out, and returns a
+// Diagnose runs the checks, prints the checklist to o.Out, and returns a
 // *Failed if any check failed.
-func Run(ctx context.Context, o Options) error {
+func Diagnose(ctx context.Context, o Options) error {
 	var checks []Check
 	list := newChecklist(o)
 	add := func(c Check) {

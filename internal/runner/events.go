@@ -119,7 +119,7 @@ func (o *Options) reportOutcome(err error) {
 		o.emit(Busy{busy})
 	case errors.As(err, &recent):
 		o.emit(Skipped{recent})
-	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrRevoked):
+	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrLockRevoked):
 		// A waiter revoked; a holder's requests are reported as they
 		// come (see revocations).
 		o.emit(Revoked{revoked})

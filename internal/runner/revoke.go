@@ -21,7 +21,7 @@ type RevokeOptions struct {
 	Node string
 	// Wait is how long to wait for the revoked contenders to release:
 	// NoWait returns once the requests are written.
-	Wait Wait
+	Wait WaitLimit
 	// ConflictCode is the exit code when the wait times out.
 	ConflictCode int
 	Out          io.Writer

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,7 +42,7 @@ type Options struct {
 	Mode   lock.Mode
 	Flavor lock.Flavor
 	// Wait is how long to wait for the locks.
-	Wait Wait
+	Wait WaitLimit
 	// ConflictCode is the exit code for busy and wait timeouts.
 	ConflictCode int
 	// Version goes into the node data.
@@ -62,9 +64,11 @@ type Options struct {
 	// Waits says how closely Events follows a wait (WaitStatus).
 	Waits Waits
 
-	marks     *marks    // phase marks for the benchmark driver (marks.go)
-	heldSince time.Time // when the first lock was taken, for Released
-	reported  bool      // the outcome's event is out (reportOutcome)
+	marks     *marks        // phase marks for the benchmark driver (marks.go)
+	wd        *lazyWatchdog // started when a lock is about to be held
+	gc        gcPolicy      // the collector's settings (memory.go)
+	heldSince time.Time     // when the first lock was taken, for Released
+	reported  bool          // the outcome's event is out (reportOutcome)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -93,15 +97,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	sigs := catchSignals()
 	defer signal.Stop(sigs)
+	o.gc = quietGC()
 
 	o.Paths = canonical(o.Paths)
 	o.marks = openMarks()
 	defer o.marks.close()
-	// The watchdog's fork and exec overlap connecting and queueing, and it
-	// is retired only after the lock is released: neither delays the
-	// command nor the next holder.
-	wd := startWatchdog(o.warnf)
-	defer wd.retire()
+	o.wd = &lazyWatchdog{warnf: o.warnf, ready: make(chan struct{})}
+	defer o.wd.retire()
 
 	me := owner.New(o.Version, o.Argv, o.Mode)
 	client, h, err := acquire(ctx, &o, sigs, me)
@@ -109,6 +111,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	leases := h.leases
+	acquired := me.AcquiredNow() // the record settleAfter writes
 	o.marks.mark("acquired")
 	defer func() {
 		o.reportOutcome(err) // before the release, which follows it
@@ -136,10 +139,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	budget := NewBudget(client.Contact().Timeout, o.KillGrace)
-	lost, revoked := o.guard(runCtx, client, h, wd.wait())
+	// The command is about to run: the watchdog starts now unless the wait
+	// started it (see lazyWatchdog), and lockexec.Supervise arms it.
+	wd := o.wd.wait()
+	lost, revoked := o.guard(runCtx, client, h, wd)
 	lost = o.reportLoss(runCtx, client, lost)
+	settled := o.settleAfter(settleDelay, leases, acquired)
+	defer settled.stop()
 	o.marks.mark("command")
-	err = lockexec.Run(runCtx, lockexec.Spec{
+	err = lockexec.Supervise(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
 		Path:          cmdPath,
 		Env:           env,
@@ -151,7 +159,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		KillGrace:     o.KillGrace,
 		LostKillGrace: budget.Grace,
 		MaxRuntime:    o.MaxRuntime,
-		Watchdog:      wd.wait(),
+		Watchdog:      wd,
 		Warn:          func(s string) { o.warnf("%s", s) },
 		Started:       func(pid int) { o.emit(Started{PID: pid}) },
 	})
@@ -232,35 +240,58 @@ func catchSignals() chan os.Signal {
 	return sigs
 }
 
-// watchdogStart is a watchdog being started in the background.
-type watchdogStart struct {
-	wd    *lockexec.Watchdog
-	ready chan struct{}
+// lazyWatchdog is the watchdog of a run, started only when a lock is about
+// to be held: when lock.Acquire says this run is next in line (so that the
+// handoff does not wait for a process to start), or else once the locks are
+// taken. A waiter deep in a queue is then one process, and a contender that
+// never runs its command (a busy tryrun, a --once-per job that finds the
+// job done) starts none.
+//
+// Starting late leaves the command no moment without its dead man's
+// switch: wait returns only once StartWatchdog has returned, that is once
+// the watchdog's exec has succeeded and it holds the read end of its pipe;
+// Run calls it before lockexec.Supervise starts the command, and lockexec.Supervise
+// arms it with the command's group right after the fork, as it did when
+// the watchdog started with zklock. From the watchdog's start on, zklock's
+// death closes the pipe under it whether or not it has begun to read, and
+// the deadlines that the guard sends before the command starts are waiting
+// in the pipe when it does.
+type lazyWatchdog struct {
+	warnf   func(string, ...any)
+	once    sync.Once
+	started atomic.Bool
+	ready   chan struct{} // closed once the start has succeeded or failed
+	wd      *lockexec.Watchdog
 }
 
-// startWatchdog starts the watchdog; a failure is a warning, and the run
-// goes on without it.
-func startWatchdog(warnf func(string, ...any)) *watchdogStart {
-	w := &watchdogStart{ready: make(chan struct{})}
-	go func() {
-		defer close(w.ready)
-		var err error
-		if w.wd, err = lockexec.StartWatchdog(); err != nil {
-			warnf("%v", err)
-		}
-	}()
-	return w
+// start starts the watchdog in the background, once; a failure is a
+// warning, and the run goes on without it.
+func (w *lazyWatchdog) start() {
+	w.once.Do(func() {
+		w.started.Store(true)
+		go func() {
+			defer close(w.ready)
+			var err error
+			if w.wd, err = lockexec.StartWatchdog(); err != nil {
+				w.warnf("%v", err)
+			}
+		}()
+	})
 }
 
-// wait returns the watchdog once it is started, nil if it failed to.
-func (w *watchdogStart) wait() *lockexec.Watchdog {
+// wait starts the watchdog if nothing has, and returns it once it runs;
+// nil if it could not be started.
+func (w *lazyWatchdog) wait() *lockexec.Watchdog {
+	w.start()
 	<-w.ready
 	return w.wd
 }
 
-// retire ends the watchdog.
-func (w *watchdogStart) retire() {
-	w.wait().Retire() // nil-safe: a watchdog that failed to start is nil
+// retire ends the watchdog, if one was started.
+func (w *lazyWatchdog) retire() {
+	if w.started.Load() {
+		w.wait().Retire() // nil-safe: a watchdog that failed to start is nil
+	}
 }
 
 // firstOf passes on the first error from a or b (either may be nil). The
@@ -495,7 +526,6 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 		var gone *lock.NodeGoneError
 		switch {
 		case err == nil:
-			markAcquired(leases, me)
 			return client, held{leases: leases, inherited: in}, nil
 		case errors.As(err, &gone) && ctx.Err() == nil:
 			o.warnf("%v; joining the queue again", err)
@@ -551,7 +581,15 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 		// of selfWatch end it (see SelfWaitError).
 		lctx, cancel := context.WithCancelCause(ctx)
 		self := newSelfWatch(lctx, client, cancel)
+		r.OnNext = func() {
+			// A --once-per job may find the job done once it holds the
+			// lock, and then needs no watchdog.
+			if o.OncePer == 0 {
+				o.wd.start()
+			}
+		}
 		r.OnWait = func(at lock.Waiting) {
+			o.gc.waiting()
 			self.onWait(path, at)
 			if pw != nil {
 				pw.onWait(client, path, at)
@@ -578,29 +616,62 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 	return leases, "", nil
 }
 
+// settleDelay is how long a command runs before its run counts as a long
+// one (see settleAfter).
+const settleDelay = time.Second
+
 // markAcquiredTimeout bounds recording the acquisition time; it is only
 // for display, and a session that cannot write it has other trouble that
 // the guard reports.
 const markAcquiredTimeout = 5 * time.Second
 
-// markAcquired records the acquisition time in every node, in the
-// background: the command does not wait for it. Each goroutine ends with
-// its request's reply or its timeout.
-func markAcquired(leases []*lock.Lease, me owner.Owner) {
-	var data []byte
-	for _, l := range leases {
-		if !l.Waited() {
-			continue
+// settling is the work settleAfter scheduled; stop cancels it.
+type settling struct {
+	timer  *time.Timer
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the work has run, or will not
+}
+
+// settleAfter does, once the command has run for d, what only a long run
+// needs: it records in every node that waited the time the lock was taken
+// (acquired, written by lock's MarkAcquired, for list, holders and a busy
+// tryrun to show), and gives the process the default garbage collector
+// back (memory.go). A command that ends sooner costs neither: no write, no
+// wake-up of the waiter behind (whose watch on our node the write fires),
+// no collection. Until the record is written, a reader shows when the
+// holder joined the queue. stop cancels what has not run, and waits for
+// what has started.
+func (o *Options) settleAfter(d time.Duration, leases []*lock.Lease, acquired owner.Owner) *settling {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &settling{cancel: cancel, done: make(chan struct{})}
+	s.timer = time.AfterFunc(d, func() {
+		defer close(s.done)
+		o.gc.holding()
+		data := acquired.Encode()
+		var wg sync.WaitGroup
+		for _, l := range leases {
+			if !l.Waited() {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				wctx, cancel := context.WithTimeout(ctx, markAcquiredTimeout)
+				defer cancel()
+				_ = l.MarkAcquired(wctx, data)
+			}()
 		}
-		if data == nil {
-			data = me.AcquiredNow().Encode()
-		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), markAcquiredTimeout)
-			defer cancel()
-			_ = l.MarkAcquired(ctx, data)
-		}()
+		wg.Wait()
+	})
+	return s
+}
+
+func (s *settling) stop() {
+	s.cancel()
+	if s.timer.Stop() {
+		close(s.done)
 	}
+	<-s.done
 }
 
 // giveBack deletes the nodes of leases before joining again: the other

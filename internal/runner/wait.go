@@ -6,10 +6,10 @@ import (
 	"github.com/zklock/zklock/lock"
 )
 
-// Wait is how long Run waits for its locks: not at all (NoWait, tryrun), at
+// WaitLimit is how long Run waits for its locks: not at all (NoWait, tryrun), at
 // most a timeout (WaitAtMost, run --timeout), or until they are held or a
 // signal ends the wait (WaitForever).
-type Wait struct {
+type WaitLimit struct {
 	try     bool
 	timeout time.Duration // with bounded: the timeout
 	bounded bool
@@ -17,21 +17,21 @@ type Wait struct {
 
 var (
 	// NoWait runs only if every lock is free now.
-	NoWait = Wait{try: true}
+	NoWait = WaitLimit{try: true}
 	// WaitForever waits until the locks are held.
-	WaitForever = Wait{}
+	WaitForever = WaitLimit{}
 )
 
 // WaitAtMost waits for at most d; a d of zero or less does not wait at all.
-func WaitAtMost(d time.Duration) Wait {
+func WaitAtMost(d time.Duration) WaitLimit {
 	if d <= 0 {
 		return NoWait
 	}
-	return Wait{timeout: d, bounded: true}
+	return WaitLimit{timeout: d, bounded: true}
 }
 
 // Timeout returns the timeout, if the wait has one.
-func (w Wait) Timeout() (time.Duration, bool) { return w.timeout, w.bounded }
+func (w WaitLimit) Timeout() (time.Duration, bool) { return w.timeout, w.bounded }
 
 // start turns the wait into the lock package's terms once zklock has a
 // session and is about to join the queue: the timeout counts from there,
@@ -39,7 +39,7 @@ func (w Wait) Timeout() (time.Duration, bool) { return w.timeout, w.bounded }
 // rejoin after a lost place, so the timeout bounds the whole wait. The lock
 // package ends only a wait at the deadline: a lock that is free when zklock
 // looks is taken whatever the timeout.
-func (w Wait) start(now time.Time) lock.Wait {
+func (w WaitLimit) start(now time.Time) lock.Wait {
 	switch {
 	case w.try:
 		return lock.NoWait

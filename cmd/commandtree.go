@@ -11,7 +11,7 @@ import (
 // Flag defaults read from the environment are shown as the environment
 // says: a generator clears it first.
 func CommandTree() *cobra.Command {
-	root := newCmdRoot(newUI(io.Discard, io.Discard))
+	root := newCmdRoot(newUI(io.Discard, io.Discard), false)
 	// A page that changes with the day it was made would make every build
 	// of the same source differ.
 	root.DisableAutoGenTag = true

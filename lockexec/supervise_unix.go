@@ -15,13 +15,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Run starts the command described by s and supervises it until it exits.
+// Supervise starts the command described by s and supervises it until it exits.
 // It returns nil when the command exits 0, an *ExitError when it fails on
 // its own, a *StartError when it cannot be started, and a *TerminatedError
-// (wrapping ErrLockLost, ErrRevoked, ErrMaxRuntime or ctx.Err(), and the command's
-// *ExitError if any) when Run had to stop it. Run never returns before the
+// (wrapping ErrLockLost, ErrLockRevoked, ErrMaxRuntime or ctx.Err(), and the command's
+// *ExitError if any) when Supervise had to stop it. Supervise never returns before the
 // command itself has exited, and every goroutine it starts has ended.
-func Run(ctx context.Context, s Spec) error {
+func Supervise(ctx context.Context, s Spec) error {
 	if len(s.Argv) == 0 {
 		return errEmptyCommand
 	}
@@ -43,7 +43,7 @@ func Run(ctx context.Context, s Spec) error {
 	if s.OnRevoke == Terminate {
 		select {
 		case cause := <-s.Revoked:
-			return fmt.Errorf("%w: %w; command not started", ErrRevoked, cause)
+			return fmt.Errorf("%w: %w; command not started", ErrLockRevoked, cause)
 		default:
 		}
 	}
@@ -83,7 +83,12 @@ func Run(ctx context.Context, s Spec) error {
 		defer signal.Stop(contC)
 	}
 
-	c, err := startChild(path, s.Argv, attr)
+	// The watchdog is armed with the command's group (its pid) the moment
+	// the fork returns, on the forking thread: the command has no time to
+	// run, let alone to start children, while zklock could die or stop
+	// without the watchdog knowing whom to kill.
+	var armErr error
+	c, err := startChild(path, s.Argv, attr, func(pid int) { armErr = s.Watchdog.arm(pid) })
 	runtime.KeepAlive(stdin)
 	runtime.KeepAlive(stdout)
 	runtime.KeepAlive(stderr)
@@ -92,8 +97,8 @@ func Run(ctx context.Context, s Spec) error {
 	}
 	sv := &supervisor{spec: &s, child: c, pgid: c.pid, tty: tty, grace: s.KillGrace, wd: s.Watchdog}
 	defer sv.stopTimers()
-	if err := sv.wd.arm(c.pid); err != nil {
-		sv.warn((&WatchdogError{Op: "arm", Err: err}).Error())
+	if armErr != nil {
+		sv.warn((&WatchdogError{Op: "arm", Err: armErr}).Error())
 	}
 	if s.Started != nil {
 		withoutSIGTTOU(func() { s.Started(c.pid) })
@@ -108,7 +113,7 @@ func orFile(f, def *os.File) *os.File {
 	return def
 }
 
-// supervisor holds the state of one running command for Run's select loop.
+// supervisor holds the state of one running command for Supervise's select loop.
 // Only the loop's goroutine touches it.
 type supervisor struct {
 	spec  *Spec
@@ -118,7 +123,7 @@ type supervisor struct {
 	grace time.Duration
 	wd    *Watchdog // nil-safe; tells whether it stopped the command
 
-	// term is set once Run decides to stop the command, and the first
+	// term is set once Supervise decides to stop the command, and the first
 	// reason wins: later lock loss or max-runtime change nothing.
 	term       *TerminatedError
 	graceTimer *time.Timer // running between SIGTERM and SIGKILL
@@ -220,7 +225,7 @@ func (sv *supervisor) onRevoked(cause error) (done bool) {
 	}
 	if sv.term == nil {
 		sv.warn(fmt.Sprintf("%v: %s", cause, sv.stopping()))
-		sv.terminate(ErrRevoked, cause)
+		sv.terminate(ErrLockRevoked, cause)
 	}
 	return true
 }

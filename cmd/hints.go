@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -152,9 +151,4 @@ func firstArgAt(fs *pflag.FlagSet, args []string) (string, int) {
 		}
 	}
 	return "", -1
-}
-
-// versionLine is what zklock version and zklock --version print.
-func versionLine() string {
-	return fmt.Sprintf("zklock %s (%s)\n", Version(), buildLine())
 }

@@ -93,6 +93,8 @@ func lossCause(err error) string {
 		return "node_deleted"
 	case errors.Is(err, runner.ErrNoContact):
 		return "no_contact"
+	case errors.Is(err, lockexec.ErrUnrenewed):
+		return "watchdog"
 	case errors.Is(err, zk.ErrSessionExpired):
 		return "session_expired"
 	case zkconn.IsSessionLoss(err):

@@ -139,13 +139,30 @@ func (o *Options) reportLoss(ctx context.Context, c *zkconn.Client, lost <-chan 
 	go func() {
 		select {
 		case err := <-lost:
-			ev := Lost{Path: o.Paths[0], Err: err, QuorumHeardAge: time.Since(c.QuorumHeard())}
-			lockexec.WithoutSIGTTOU(func() { o.emit(ev) })
+			lockexec.WithoutSIGTTOU(func() { o.lostOnce(c, err) })
 			out <- err
 		case <-ctx.Done():
 		}
 	}()
 	return out
+}
+
+// reportLostBy emits Lost for a command stopped as the lock was lost
+// that the guard did not report first: the watchdog, which enforces the
+// same deadline from outside, got there before it.
+func (o *Options) reportLostBy(c *zkconn.Client, err error) {
+	var term *lockexec.TerminatedError
+	if o.Events != nil && errors.As(err, &term) && errors.Is(term.Reason, lockexec.ErrLockLost) {
+		o.lostOnce(c, term.Cause)
+	}
+}
+
+// lostOnce emits the one Lost of a run; a second report waits for the
+// first to be out, and is dropped.
+func (o *Options) lostOnce(c *zkconn.Client, err error) {
+	o.lost.Do(func() {
+		o.emit(Lost{Path: o.Paths[0], Err: err, QuorumHeardAge: time.Since(c.QuorumHeard())})
+	})
 }
 
 // reportAcquired emits one Acquired for a lock taken.

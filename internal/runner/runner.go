@@ -69,6 +69,7 @@ type Options struct {
 	gc        gcPolicy      // the collector's settings (memory.go)
 	heldSince time.Time     // when the first lock was taken, for Released
 	reported  bool          // the outcome's event is out (reportOutcome)
+	lost      *sync.Once    // the Lost event is out (lostOnce)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -143,6 +144,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// started it (see lazyWatchdog), and lockexec.Supervise arms it.
 	wd := o.wd.wait()
 	lost, revoked := o.guard(runCtx, client, h, wd)
+	o.lost = new(sync.Once)
 	lost = o.reportLoss(runCtx, client, lost)
 	settled := o.settleAfter(settleDelay, leases, acquired)
 	defer settled.stop()
@@ -163,6 +165,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Warn:          func(s string) { o.warnf("%s", s) },
 		Started:       func(pid int) { o.emit(Started{PID: pid}) },
 	})
+	o.reportLostBy(client, err)
 	if err == nil && once != nil {
 		o.recordSuccess(client, once, me)
 	}

@@ -12,6 +12,14 @@ import (
 // says: a generator clears it first.
 func CommandTree() *cobra.Command {
 	root := newCmdRoot(newUI(io.Discard, io.Discard), false)
+	var fill func(c *cobra.Command)
+	fill = func(c *cobra.Command) {
+		lazyLong(c)
+		for _, s := range c.Commands() {
+			fill(s)
+		}
+	}
+	fill(root)
 	// A page that changes with the day it was made would make every build
 	// of the same source differ.
 	root.DisableAutoGenTag = true

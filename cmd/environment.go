@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"regexp"
+	"sync"
 
 	"github.com/zklock/zklock/internal/runner"
 )
@@ -28,8 +28,10 @@ var environment = []reference{
 	{"TERM", "`dumb`: no colour, no status line while waiting, no symbols"},
 }
 
-// environmentHelp is the environment as --help shows it.
-var environmentHelp = "Environment:\n" + helpList(environment)
+// environmentHelp is the environment as --help shows it. Like the other
+// help lists, it is made on first use, not at package initialisation:
+// every zklock process initialises this package, its watchdog included.
+var environmentHelp = sync.OnceValue(func() string { return "Environment:\n" + helpList(environment) })
 
 // commandVariables are the variables the command gets (see
 // runner.CommandVariables), as references.
@@ -43,7 +45,4 @@ func commandVariables() []reference {
 
 // commandEnvironmentHelp is what the command gets, as zklock run --help
 // shows it.
-var commandEnvironmentHelp = "Environment of CMD:\n" + helpList(commandVariables())
-
-// linkRe is a Markdown link; --help shows its text.
-var linkRe = regexp.MustCompile(`\[([^]]*)\]\([^)]*\)`)
+var commandEnvironmentHelp = sync.OnceValue(func() string { return "Environment of CMD:\n" + helpList(commandVariables()) })

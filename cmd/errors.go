@@ -51,7 +51,8 @@ func exitCode(err error) int {
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
 		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, sasl.ErrBadJAAS),
 		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)),
-		errors.As(err, new(*runner.SelfWaitError)), errors.Is(err, files.ErrRefused):
+		errors.As(err, new(*runner.SelfWaitError)), errors.Is(err, files.ErrRefused),
+		errors.As(err, new(*runner.EnvTooLargeError)):
 		return ExitUsage
 	case errors.As(err, &conflict):
 		return conflict.Code
@@ -106,6 +107,8 @@ func message(err error, help string) string {
 		return err.Error() + " (take it exclusive in the outer zklock, or add --shared here)"
 	case errors.As(err, new(*runner.OnceHeldError)):
 		return err.Error() + " (give --once-per to the outer zklock)"
+	case errors.As(err, new(*runner.EnvTooLargeError)):
+		return err.Error() + "; nothing was locked (use fewer --path's, shorter paths, or a lock of their own for the job's parts)"
 	case errors.As(err, new(*runner.SelfWaitError)):
 		return err.Error() + "; its " + runner.EnvHeld + " did not reach this zklock: pass it on (sudo --preserve-env=" +
 			runner.EnvHeld + ",ZKLOCK_PID; env -i " + runner.EnvHeld + "=\"$" + runner.EnvHeld + "\" ZKLOCK_PID=$ZKLOCK_PID …)"

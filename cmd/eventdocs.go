@@ -107,4 +107,6 @@ func codeList(s string) string {
 }
 
 // eventHelp is the events as zklock run --help shows them.
-var eventHelp = "Events (--log-format json), one JSON object a line:\n" + helpList(eventReferences())
+func eventHelp() string {
+	return "Events (--log-format json), one JSON object a line:\n" + helpList(eventReferences())
+}

@@ -1,6 +1,9 @@
 package cmd
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Exit codes. sysexits(3) numbers where one fits, so that a cron wrapper or a
 // CI step can tell "someone else has it" from "ZooKeeper is down" from "the
@@ -52,8 +55,9 @@ var exitCodes = []reference{
 		"`/bin:/usr/bin`, as `execvp` and flock(1) do), a path such as `./script.sh` as it is"},
 }
 
-// exitCodeHelp is the exit codes as --help shows them.
-var exitCodeHelp = "Exit codes:\n" + helpList(exitCodes)
+// exitCodeHelp is the exit codes as --help shows them, made on first use
+// (see environmentHelp).
+var exitCodeHelp = sync.OnceValue(func() string { return "Exit codes:\n" + helpList(exitCodes) })
 
 // reference is one row of a documented list: a name (an exit code, an
 // environment variable) and what it means.
@@ -89,8 +93,32 @@ func helpList(refs []reference) string {
 }
 
 // plain is Markdown's inline text as --help shows it: code spans unquoted,
-// links as their text.
-func plain(s string) string { return strings.ReplaceAll(linkRe.ReplaceAllString(s, "$1"), "`", "") }
+// links [text](target) as their text.
+func plain(s string) string {
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexAny(s, "`[")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		if s[i] == '`' {
+			s = s[i+1:]
+			continue
+		}
+		text, rest, ok := strings.Cut(s[i+1:], "](")
+		_, after, closed := strings.Cut(rest, ")")
+		if !ok || !closed || strings.Contains(text, "]") {
+			b.WriteByte('[')
+			s = s[i+1:]
+			continue
+		}
+		b.WriteString(strings.ReplaceAll(text, "`", ""))
+		s = after
+	}
+	return b.String()
+}
 
 // wrap breaks text into lines of at most width characters, at spaces.
 func wrap(text string, width int) []string {

@@ -176,7 +176,6 @@ func newCmdRoot(u *ui, completing bool) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "zklock",
 		Short: "Run a command while holding a lock in ZooKeeper: flock(1) for a fleet",
-		Long:  rootHelp,
 		Example: `  zklock run --path /locks/backup -- /usr/local/bin/backup.sh
   zklock tryrun --path /locks/deploy -- make deploy
   zklock run --path /locks/db-migrate --timeout 10m -- ./migrate up
@@ -192,6 +191,11 @@ func newCmdRoot(u *ui, completing bool) *cobra.Command {
 	}
 	root.SetOut(u.out)
 	root.SetErr(cobraErr{u})
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		lazyLong(c)
+		help(c, args)
+	})
 	root.SetFlagErrorFunc(flagError)
 	root.SuggestionsMinimumDistance = 2
 	root.Version = Version()
@@ -249,22 +253,41 @@ func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
 	}
 }
 
+// longHelps are the long help texts made only when help is shown or the
+// command tree is documented, by command path: the lists they hold (exit
+// codes, environment) would cost every zklock run a tenth of its start to
+// render.
+var longHelps = map[string]func() string{
+	"zklock":        rootHelp,
+	"zklock run":    runLong,
+	"zklock tryrun": tryrunLong,
+}
+
+// lazyLong gives c its long help, if it is one of longHelps.
+func lazyLong(c *cobra.Command) {
+	if f, ok := longHelps[c.CommandPath()]; ok && c.Long == "" {
+		c.Long = f()
+	}
+}
+
 // rootHelp is zklock --help's text above the commands.
-var rootHelp = `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
+func rootHelp() string {
+	return `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
 cron job, a CI stage or an ops script runs on one machine at a time.
 
 Waiters queue in FIFO order and each watches only the waiter ahead of it, so a
 release wakes exactly one process. The lock's nodes are ephemeral: if zklock or
 its host dies, the lock is released when the session expires.
 
-` + exitCodeHelp + `
+` + exitCodeHelp() + `
 
 Settings come from the flags, then the environment, then the user's
 configuration file (~/.config/zklock/config.toml), then the system's
 (/etc/zklock/config.toml), then the built-in defaults; zklock config shows
 each setting and where it came from.
 
-` + environmentHelp
+` + environmentHelp()
+}
 
 // addFlags defines the connection flags every command shares.
 func (g *globalOptions) addFlags(pf *pflag.FlagSet) {

@@ -30,12 +30,9 @@ type runOptions struct {
 	Argv         []string
 }
 
-func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
-	o := &runOptions{Global: g, Wait: runner.WaitForever}
-	c := &cobra.Command{
-		Use:   "run --path PATH [flags] -- CMD [ARGS...]",
-		Short: "Wait for the lock, run the command, release the lock",
-		Long: `Join the queue for the lock at --path, run CMD once the lock is held, and
+// runLong is zklock run --help's text (see lazyLong).
+func runLong() string {
+	return `Join the queue for the lock at --path, run CMD once the lock is held, and
 release it when CMD exits. zklock exits with CMD's exit code. CMD is looked
 up (in PATH, for a name without a slash) before zklock connects: one that is
 not found exits 127 at once rather than after the wait, and a file that is
@@ -83,11 +80,18 @@ CMD's group is stopped the same way, with the full --kill-grace, the lock
 released, and zklock exits 76 naming who revoked it and when; a revoked
 waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
 
-` + commandEnvironmentHelp + `
+` + commandEnvironmentHelp() + `
 
-` + eventHelp + `
+` + eventHelp() + `
 
-` + exitCodeHelp,
+` + exitCodeHelp()
+}
+
+func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
+	o := &runOptions{Global: g, Wait: runner.WaitForever}
+	c := &cobra.Command{
+		Use:   "run --path PATH [flags] -- CMD [ARGS...]",
+		Short: "Wait for the lock, run the command, release the lock",
 		Example: `  zklock run --path /locks/nightly-report -- ./report.sh --full
   zklock run --path /locks/deploy --timeout 5m -- make deploy
   zklock run --shared --path /locks/db -- ./read-only-report.sh
@@ -102,18 +106,22 @@ waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
 	return c
 }
 
-func newCmdTryrun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
-	o := &runOptions{Global: g, Wait: runner.NoWait}
-	c := &cobra.Command{
-		Use:   "tryrun --path PATH [flags] -- CMD [ARGS...]",
-		Short: "Run the command only if the lock is free now",
-		Long: `Run CMD under the lock at --path only if the lock is free right now.
+// tryrunLong is zklock tryrun --help's text (see lazyLong).
+func tryrunLong() string {
+	return `Run CMD under the lock at --path only if the lock is free right now.
 Otherwise exit 75 at once (or --conflict-exit-code) and say on stderr who
 holds the lock. Like flock -n. Inside the command of a zklock that holds
 the path, it re-enters as run does; --once-per works as for run (see
 zklock run --help).
 
-` + exitCodeHelp,
+` + exitCodeHelp()
+}
+
+func newCmdTryrun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
+	o := &runOptions{Global: g, Wait: runner.NoWait}
+	c := &cobra.Command{
+		Use:   "tryrun --path PATH [flags] -- CMD [ARGS...]",
+		Short: "Run the command only if the lock is free now",
 		Example: `  zklock tryrun --path /locks/cleanup -- ./cleanup.sh || echo "skipped: already running"
   zklock tryrun --once-per 20h --path /locks/report -- ./report.sh || [ $? -eq 75 ]`,
 	}

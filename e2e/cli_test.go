@@ -12,93 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
-
-// lockPath gives the test a lock path of its own on the shared server,
-// which it starts if need be (and under -short, skips the test).
-func lockPath(t *testing.T) string {
-	t.Helper()
-	server(t)
-	return zktest.TestPath(t, "/cli")
-}
-
-// zklock returns a command running the zklock under test against the
-// shared server. Call it on the test's own goroutine; elsewhere use
-// zklockCmd, which returns the error instead of failing the test.
-func zklock(t *testing.T, args ...string) *exec.Cmd {
-	t.Helper()
-	server(t) // under -short, skip before anything runs
-	c, err := zklockCmd(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// zklockCmd is zklock for goroutines that are not the test's own.
-func zklockCmd(args ...string) (*exec.Cmd, error) {
-	bin, err := exec.LookPath("zklock")
-	if err != nil {
-		return nil, err
-	}
-	srv, err := lazy.Get()
-	if err != nil {
-		return nil, err
-	}
-	c := exec.Command(bin, args...)
-	c.Env = append(os.Environ(), "ZKLOCK_SERVERS="+srv.ConnectString(), "NO_COLOR=1")
-	return c, nil
-}
-
-func rawZK(t *testing.T) *zk.Conn { return zktest.DialT(t, server(t).Addrs()) }
-
-func queueLen(conn *zk.Conn, path string) int {
-	ch, _, err := conn.Children(path)
-	if err != nil {
-		return 0
-	}
-	return len(ch)
-}
-
-// assertGone proves nothing was left in ZooKeeper: the lock path's
-// container is reaped once it is empty.
-func assertGone(t *testing.T, conn *zk.Conn, path string) {
-	t.Helper()
-	zktest.Eventually(t, 10*time.Second, path+" to be reaped", func() bool {
-		ok, _, err := conn.Exists(path)
-		return err == nil && !ok
-	})
-}
-
-// startHolder runs a zklock that holds path until it is sent SIGTERM.
-func startHolder(t *testing.T, path string) *exec.Cmd {
-	t.Helper()
-	return startHolderArgs(t, []string{"run", "--path", path})
-}
-
-// startHolderArgs runs zklock with args and a command that holds the lock
-// until zklock is sent SIGTERM or SIGINT.
-func startHolderArgs(t *testing.T, args []string) *exec.Cmd {
-	t.Helper()
-	dir := t.TempDir()
-	h := zklock(t, append(args, "--", "sh", "-c", `touch "$1/held"; while :; do sleep 0.05; done`, "sh", dir)...)
-	if err := h.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Process.Signal(syscall.SIGTERM)
-		h.Wait()
-	})
-	zktest.Eventually(t, 10*time.Second, "the holder to hold", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "held"))
-		return err == nil
-	})
-	return h
-}
 
 // TestMutualExclusion runs 8 zklock processes in loops on one path. The
 // command is an overlap detector: mkdir is atomic, so a second holder inside

@@ -14,28 +14,6 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-// Overlap detection that survives SIGKILL: every command runs under
-// `flock -n` on a local file. The kernel drops that lock only when the last
-// process holding the descriptor (the command and every child it started)
-// has died, so a second holder that starts while any part of the first
-// one's process tree lives fails with exit 99.
-const overlapExit = 99
-
-// treeScript is a holder's command: a process tree (a background subshell
-// and the foreground loop) that writes a timestamp every 10ms until killed.
-const treeScript = `(while :; do date +%s%N >> "$D/holder"; sleep 0.01; done) & echo $! > "$D/grandchild"
-touch "$D/started"
-while :; do date +%s%N >> "$D/holder"; sleep 0.01; done`
-
-func guarded(dir, script string) []string {
-	return []string{"flock", "-n", "-E", strconv.Itoa(overlapExit), filepath.Join(dir, "detector"), "sh", "-c", script}
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // lastStamp is the newest nanosecond timestamp in a file of timestamps.
 func lastStamp(t *testing.T, p string) int64 {
 	t.Helper()

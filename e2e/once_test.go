@@ -29,12 +29,6 @@ func recordAt(t *testing.T, conn *zk.Conn, path string) time.Time {
 	return time.UnixMilli(st.Mtime)
 }
 
-// lines counts the lines of a file, 0 if it does not exist.
-func lines(p string) int {
-	b, _ := os.ReadFile(p)
-	return strings.Count(string(b), "\n")
-}
-
 // TestOncePerAcrossHosts: two processes (as two hosts would) run one job
 // with --once-per. A failing run records nothing, so the next one runs; a
 // success closes the window: the next run exits 75 (or -E) without running

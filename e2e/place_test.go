@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -48,13 +47,6 @@ func startGated(t *testing.T, dir, name string, args ...string) (*exec.Cmd, *syn
 	}
 	t.Cleanup(func() { c.Process.Kill() })
 	return c, stderr
-}
-
-func touch(t *testing.T, p string) {
-	t.Helper()
-	if err := os.WriteFile(p, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // wantExit waits for c and checks its exit code.

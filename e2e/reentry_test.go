@@ -17,37 +17,6 @@ import (
 	"github.com/zklock/zklock/internal/zktest"
 )
 
-// result is how a zklock run ended.
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-// runWithin runs c to its end, killing it after within so that a zklock
-// that waits for itself fails the test instead of hanging it.
-func runWithin(t *testing.T, within time.Duration, c *exec.Cmd) result {
-	t.Helper()
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	timer := time.AfterFunc(within, func() { c.Process.Kill() })
-	err := c.Wait()
-	if !timer.Stop() {
-		t.Fatalf("%v still running after %s; stderr: %s", c.Args, within, errb.String())
-	}
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return r
-}
-
 // children lists a lock path's children, none if it does not exist.
 func children(t *testing.T, conn *zk.Conn, path string) []string {
 	t.Helper()

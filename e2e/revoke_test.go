@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os/exec"
 	"os/user"
 	"path/filepath"
@@ -249,4 +250,87 @@ func semaphoreBusy(t *testing.T) (dir, path string, conn *zk.Conn, holder *exec.
 	waiter, waiterErr = startGated(t, dir, "w", "run", "--limit", "1", "--path", path)
 	zktest.Eventually(t, 10*time.Second, "the waiter's lease", func() bool { return queueLen(conn, path+"/leases") == 2 })
 	return dir, path, conn, holder, holderErr, waiter, waiterErr
+}
+
+// TestRevokeLongQueue: revoke finds the holder from the listing, in
+// sequence order, and reads only the holder's node, so 20,000 waiters
+// (created by a raw client in a few multi requests) cost it a listing,
+// not 20,000 reads; and --timeout counts from revoke's start, so
+// revoke --wait --timeout 3s of a holder that goes on (--on-revoke ignore)
+// gives up 3s after it started, not 3s after it had read the queue.
+func TestRevokeLongQueue(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	holder, holderErr := startGated(t, dir, "h", "run", "--on-revoke", "ignore", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	conn := zktest.DialT(t, server(t).Addrs())
+	const waiters, batch = 20000, 2000
+	for i := 0; i < waiters; i += batch {
+		var ops []any
+		for range batch {
+			ops = append(ops, &zk.CreateRequest{Path: path + "/_c_00000000-0000-0000-0000-000000000000-lock-",
+				Data: []byte("10.0.0.1"), Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral | zk.FlagSequence})
+		}
+		if _, err := conn.Multi(ops...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := queueLen(conn, path); n != waiters+1 {
+		t.Fatalf("%d contenders, want %d", n, waiters+1)
+	}
+	start := time.Now()
+	code, out, errOut := revoke(t, "--path", path)
+	took := time.Since(start)
+	t.Logf("revoke of the holder of a queue of %d: %s", waiters+1, took.Round(time.Millisecond))
+	if code != 0 || !strings.Contains(out, "revoked "+path+" holder") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("revoke: exit %d, stdout %q, stderr %q; want the holder alone asked", code, out, errOut)
+	}
+	start = time.Now()
+	code, _, errOut = revoke(t, "--path", path, "--wait", "--timeout", "3s")
+	took = time.Since(start)
+	t.Logf("revoke --wait --timeout 3s: exit %d after %s", code, took.Round(time.Millisecond))
+	if code != 75 || !strings.Contains(errOut, "not released within 3s") {
+		t.Errorf("revoke --wait --timeout 3s: exit %d, stderr %q; want 75", code, errOut)
+	}
+	// The ceiling leaves room for starting a race-detector build and
+	// closing its session on a loaded machine; reading the 20,000 nodes
+	// before the wait took 5s more.
+	if took > 5500*time.Millisecond {
+		t.Errorf("revoke --wait --timeout 3s returned after %s: the timeout did not count from its start", took)
+	}
+	conn.Close()
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder that ignores revocations")
+	assertGone(t, rawZK(t), path)
+}
+
+// TestRevokeGraceShowsHolder: while a revoked holder's command runs out
+// its kill grace (it ignores SIGTERM), holders still shows who holds the
+// lock, host, pid and command, with the revocation pending, and JSON says
+// the node is zklock's, until the holder has released.
+func TestRevokeGraceShowsHolder(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	c := zklock(t, "run", "--kill-grace", "30s", "--path", path, "--", "sh", "-c", `trap '' TERM; touch "$1/started"; while :; do sleep 0.05; done`, "sh", dir)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	if code, out, errOut := revoke(t, "--path", path); code != 0 {
+		t.Fatalf("revoke: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	var js bytes.Buffer
+	zktest.Eventually(t, 10*time.Second, "holders --json to show the revoked holder", func() bool {
+		h := zklock(t, "holders", "--path", path, "--json")
+		js.Reset()
+		h.Stdout = &js
+		return h.Run() == nil && strings.Contains(js.String(), `"revoke"`)
+	})
+	if !strings.Contains(js.String(), `"zklock": true`) && !strings.Contains(js.String(), `"zklock":true`) ||
+		!strings.Contains(js.String(), fmt.Sprintf(`%d`, c.Process.Pid)) {
+		t.Errorf("during the kill grace, holders --json shows %s; want the holder (zklock, pid %d) with the revocation pending", js.String(), c.Process.Pid)
+	}
+	if c.ProcessState != nil {
+		t.Fatal("the holder had released already: the test saw nothing of the grace")
+	}
+	c.Process.Kill()
 }

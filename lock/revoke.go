@@ -193,7 +193,7 @@ func Revoke(ctx context.Context, c *zkconn.Client, lockPath, node string, by Rev
 		want = zkconn.Join(lockPath, node)
 	}
 	for round := 0; round < revokeRounds; round++ {
-		q, err := Inspect(ctx, c, lockPath)
+		entries, live, err := revokeCandidates(ctx, c, lockPath, node, want)
 		if err != nil {
 			return r, err
 		}
@@ -201,11 +201,9 @@ func Revoke(ctx context.Context, c *zkconn.Client, lockPath, node string, by Rev
 			revokeListed()
 		}
 		var targets []string
-		live := map[string][]string{} // by parent: a semaphore's leases and its mutex queue
 		byName := map[string]Entry{}
-		for _, e := range q.Entries {
+		for _, e := range entries {
 			full := e.Node()
-			live[path.Dir(full)] = append(live[path.Dir(full)], e.Name)
 			if !done[full] && ((node == "" && e.Holding) || (node != "" && (e.Name == node || full == want))) {
 				targets = append(targets, full)
 				byName[full] = e
@@ -240,6 +238,93 @@ func Revoke(ctx context.Context, c *zkconn.Client, lockPath, node string, by Rev
 	}
 	return r, fmt.Errorf("%w while revoke tried to reach its holder (%d times)", ErrHandoffChurn, revokeRounds)
 }
+
+// revokeCandidates lists the queue at lockPath and reads only the nodes
+// Revoke may ask: its holders (node ""), or the contender node names
+// (want is its full path). The holders of a lock are a prefix of its queue,
+// in sequence order, and a semaphore's are among its leases (at most its
+// limit and one waiting lease each), so however many wait, revoke reads a
+// handful of nodes: 20,000 waiters cost two listings, not 20,000 reads.
+// live names every contender, by parent node, for record.
+func revokeCandidates(ctx context.Context, c *zkconn.Client, lockPath, node, want string) ([]Entry, map[string][]string, error) {
+	if err := ValidatePath(lockPath); err != nil {
+		return nil, nil, err
+	}
+	live := map[string][]string{}
+	list := func(dir string) ([]Contender, error) {
+		children, err := c.Children(ctx, dir)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		cs, err := Queued(ctx, c, dir, children)
+		for _, ct := range cs {
+			live[dir] = append(live[dir], ct.Name)
+		}
+		if err == nil && dir == lockPath && semaphoreParent(cs, children) {
+			return nil, errSemaphore
+		}
+		return cs, err
+	}
+	// read reads the contenders of cs that Revoke may ask: the holders,
+	// or the one named.
+	read := func(dir string, cs []Contender, holdersOnly bool) ([]Entry, error) {
+		if node == "" {
+			q, err := inspectChildren(ctx, c, dir, cs, holdersOnly)
+			return q.Entries, err
+		}
+		for i, ct := range cs {
+			if ct.Name != node && zkconn.Join(dir, ct.Name) != want {
+				continue
+			}
+			e, ok, err := readEntry(ctx, c, dir, ct, false)
+			if err != nil || !ok {
+				return nil, err
+			}
+			e.Position, e.Holding = i+1, Holds(cs, i)
+			return []Entry{e}, nil
+		}
+		return nil, nil
+	}
+	cs, err := list(lockPath)
+	if !errors.Is(err, errSemaphore) {
+		if err != nil {
+			return nil, nil, err
+		}
+		entries, err := read(lockPath, cs, true)
+		return entries, live, err
+	}
+	// A semaphore: its leases (every one is read, as which hold depends
+	// on the limit their data declares), then its mutex's queue.
+	leasesDir, locksDir := zkconn.Join(lockPath, semLeases), zkconn.Join(lockPath, semLocks)
+	leaseCs, err := list(leasesDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	leases, err := inspectChildren(ctx, c, leasesDir, leaseCs, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var locks Queue
+	if node != "" {
+		lockCs, err := list(locksDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		named, err := read(locksDir, lockCs, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		locks = Queue{Path: locksDir, Entries: named}
+	}
+	return semaphoreQueue(lockPath, leases, locks).Entries, live, nil
+}
+
+// errSemaphore tells revokeCandidates' listing that the lock path is a
+// semaphore's.
+var errSemaphore = errors.New("a semaphore")
 
 // Released waits until none of entries' nodes exists any more: the revoked
 // holders have released. It watches each in turn; ctx bounds the wait.

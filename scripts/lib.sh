@@ -5,8 +5,7 @@
 #
 # It only defines variables and functions (plus a PATH fix for Go), so
 # sourcing it has no other side effects and the caller keeps control of
-# `set -euo pipefail`.
-set -euo pipefail
+# `set -euo pipefail` (every script here sets it before sourcing this).
 
 # Absolute repo root, derived from this file's location so every script works
 # no matter which directory it is called from.

@@ -57,6 +57,9 @@ func (e *NotRevocableError) Error() string {
 // Revoke asks the holders of o.Path (or the contender o.Node) to give up
 // their places, and with a Wait, waits until they have.
 func Revoke(ctx context.Context, o RevokeOptions) error {
+	// --timeout counts from the start: connecting, finding the holders and
+	// asking them are part of what the caller waits for.
+	start := time.Now()
 	client, err := zkconn.Dial(ctx, o.Conn)
 	if err != nil {
 		return err
@@ -92,11 +95,10 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 	if o.Wait.try {
 		return nil
 	}
-	start := time.Now()
 	wctx := ctx
 	if d, ok := o.Wait.Timeout(); ok {
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeoutCause(ctx, d, lock.ErrWaitTimeout)
+		wctx, cancel = context.WithDeadlineCause(ctx, start.Add(d), lock.ErrWaitTimeout)
 		defer cancel()
 	}
 	err = lock.Released(wctx, client, asked)

@@ -24,7 +24,7 @@ type EntryJSON struct {
 	Node     string    `json:"node"` // the node's path below the lock path
 	Seq      int32     `json:"seq"`
 	State    string    `json:"state"`  // "holding" or "waiting"
-	Mode     string    `json:"mode"`   // "exclusive" or "shared"
+	Mode     string    `json:"mode"`   // "exclusive", "shared" or "lease"
 	Flavor   string    `json:"flavor"` // node naming: "curator", "kazoo" or "unknown"
 	Zklock   bool      `json:"zklock"` // the node was written by zklock
 	Host     string    `json:"host,omitempty"`

@@ -419,7 +419,7 @@ func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 		o.logf("released %s (the session had expired)", what)
 		return
 	}
-	if c.CloseAcked() {
+	if c.CloseAcked(ctx) {
 		o.logf("released %s (session closed)", what)
 		return
 	}

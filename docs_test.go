@@ -283,3 +283,47 @@ func TestArchitectureMap(t *testing.T) {
 		t.Errorf("docs/architecture.md: the map names %s, which holds no Go package", dir)
 	}
 }
+
+// fencedBlocks returns the contents of a page's fenced code blocks.
+func fencedBlocks(text string) []string {
+	var out []string
+	var cur []string
+	fenced := false
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			if fenced {
+				out = append(out, strings.Join(cur, "\n")+"\n")
+				cur = nil
+			}
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			cur = append(cur, l)
+		}
+	}
+	return out
+}
+
+// TestDocSamples: the sample configuration and JAAS files in testdata/,
+// which the tests of cmd and zkconn/sasl read, are the samples the guide
+// shows, word for word, so that a sample a user copies is one that works.
+func TestDocSamples(t *testing.T) {
+	for file, page := range map[string]string{
+		"testdata/config/config.toml": "docs/guide/configuration.md",
+		"testdata/jaas/digest.jaas":   "docs/guide/connecting.md",
+		"testdata/jaas/keytab.jaas":   "docs/guide/connecting.md",
+	} {
+		sample, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(fencedBlocks(string(doc)), string(sample)) {
+			t.Errorf("%s does not show %s as it is:\n%s", page, file, sample)
+		}
+	}
+}

@@ -289,3 +289,18 @@ func TestTLSContradicted(t *testing.T) {
 		t.Errorf("exit %d, %q; want 64, %q", code, errb.String(), want)
 	}
 }
+
+// TestDocumentedConfigFile: the sample configuration file the guide shows
+// (testdata/config/config.toml) is read whole, every key a setting.
+func TestDocumentedConfigFile(t *testing.T) {
+	configEnv(t, "", "")
+	t.Setenv(envConfig, filepath.Join("..", "testdata", "config", "config.toml"))
+	g, _, err := resolvedGlobal(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Servers != "zk1.example.com:2181,zk2.example.com:2181,zk3.example.com:2181/locks" ||
+		g.SessionTimeout != 10*time.Second || g.AuthFile != "/etc/zklock/auth" || g.TLSFiles.Key != "/etc/zklock/host.key" {
+		t.Errorf("the sample file gives %+v", g)
+	}
+}

@@ -2,8 +2,6 @@ package lock
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -13,11 +11,7 @@ import (
 // none of what only zklock's command line needs: not the Kerberos stack
 // (zkconn/sasl and gokrb5), not cobra, TOML or colour.
 func TestMutexProgramDependencies(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out, err := exec.Command(goTool, "list", "-deps", "./testdata/mutex").Output()
+	out, err := exec.Command("go", "list", "-deps", "./testdata/mutex").Output()
 	if err != nil {
 		t.Fatalf("go list -deps ./testdata/mutex: %v", err)
 	}

@@ -74,6 +74,13 @@
 // requests to give the lock up (Curator's revocation). Pass the fencing
 // token to what the lock protects, so that it can refuse a stale holder.
 //
+// # Reading many locks
+//
+// Inspect reads the queue of one lock path. A listing of a whole tree (as
+// zklock list makes it) is built from Queued, ReadEntry, NewQueue and
+// Semaphores, so that its reads can be pipelined on one connection;
+// ContenderNames names a queue's contenders without reading their data.
+//
 // # The data in a node
 //
 // Request.Data is written into the contender's node for others to read

@@ -163,6 +163,7 @@ func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.E
 // that its deletion is known at the handoff without a request).
 func (l *Lease) wait(ctx context.Context, r Request) error {
 	cleared := map[string]bool{} // contenders already checked for a flavor conflict
+	relists := 0                 // listings again after a busy holder left
 	for first := true; ; first = false {
 		var children []string
 		q, idx, _, err := l.position(ctx, func() ([]string, <-chan zk.Event, error) {
@@ -202,7 +203,18 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 			return nil
 		}
 		if r.Wait.try {
-			return l.busy(ctx, q, idx)
+			if busyListed != nil {
+				busyListed()
+			}
+			busy, left := l.busy(ctx, q, idx)
+			if left && relists < maxBusyRelists {
+				// The holder listed had left by the time its data was
+				// read: the lock may be ours now, and the busy line
+				// must not name a node that no longer holds it.
+				relists++
+				continue
+			}
+			return busy
 		}
 		if Holds(q, ahead) {
 			// Everyone we wait for holds the lock: its release is ours.
@@ -407,8 +419,9 @@ func blocker(q []Contender, idx int) int {
 	return -1
 }
 
-// busy describes the current holder for a Try acquisition.
-func (l *Lease) busy(ctx context.Context, q []Contender, idx int) error {
+// busy describes the current holder for a Try acquisition; left says
+// that holder had gone when its data was read.
+func (l *Lease) busy(ctx context.Context, q []Contender, idx int) (e *BusyError, left bool) {
 	holder := q[0]
 	for i := range q[:idx] {
 		if Holds(q, i) {
@@ -416,12 +429,23 @@ func (l *Lease) busy(ctx context.Context, q []Contender, idx int) error {
 			break
 		}
 	}
-	e := &BusyError{Path: l.Path, Holder: holder}
-	if data, _, err := l.c.Get(ctx, zkconn.Join(l.Path, holder.Name)); err == nil {
+	e = &BusyError{Path: l.Path, Holder: holder}
+	data, _, err := l.c.Get(ctx, zkconn.Join(l.Path, holder.Name))
+	if err == nil {
 		e.Data = data
 	}
-	return e
+	return e, errors.Is(err, zk.ErrNoNode)
 }
+
+// busyListed, when set (by tests), runs between a try's listing and its
+// read of the holder: the window in which the holder may leave.
+var busyListed func()
+
+// maxBusyRelists bounds how often a try lists again because the holder it
+// found had left before its data was read; past it the lock is changing
+// hands so fast that the busy line names the last holder seen, without
+// its data.
+const maxBusyRelists = 5
 
 // cleanup deletes our node after a failed or abandoned wait.
 func (l *Lease) cleanup() {

@@ -114,7 +114,7 @@ func inspect(ctx context.Context, c *zkconn.Client, path string, holdersOnly boo
 		locks, err := inspect(ctx, c, zkconn.Join(path, semLocks), false)
 		return semaphoreQueue(path, leases, locks), err
 	}
-	return inspectChildren(ctx, c, path, cs, holdersOnly, nil)
+	return inspectChildren(ctx, c, path, cs, holdersOnly)
 }
 
 // ContenderNames names the contenders at path in queue order, as Entry.Listed
@@ -207,34 +207,37 @@ func isEphemeral(owner int64) bool {
 // inspectChildren reads the data of the contenders in cs. With holdersOnly
 // it skips those that wait: the holders of a lock are always a prefix of its
 // queue, so positions stay right. Semaphore leases are all read, since
-// which of them hold depends on the limit in their data. With skipped set,
-// a contender whose data this client may not read is listed without it and
-// its path added to skipped; without, that is an error.
-func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Contender, holdersOnly bool, skipped *[]string) (Queue, error) {
+// which of them hold depends on the limit in their data. A contender whose
+// data this client may not read is an error.
+func inspectChildren(ctx context.Context, c *zkconn.Client, path string, cs []Contender, holdersOnly bool) (Queue, error) {
 	var entries []Entry
 	for i, ct := range cs {
 		if holdersOnly && ct.Kind != SemaphoreLease && !Holds(cs, i) {
 			break
 		}
-		e, ok, err := ReadEntry(ctx, c, path, ct, skipped != nil)
+		e, ok, err := readEntry(ctx, c, path, ct, false)
 		if err != nil {
 			return Queue{}, err
 		}
 		if !ok {
 			continue // left while we looked
 		}
-		if e.Unreadable && skipped != nil {
-			*skipped = append(*skipped, zkconn.Join(path, ct.Name))
-		}
 		entries = append(entries, e)
 	}
 	return NewQueue(path, entries), nil
 }
 
-// ReadEntry reads one contender's node: ok is false if it has gone. With
-// allowUnreadable, a node whose data this client may not read is returned
-// without it (its stat needs no read right), marked Unreadable.
-func ReadEntry(ctx context.Context, c *zkconn.Client, path string, ct Contender, allowUnreadable bool) (e Entry, ok bool, err error) {
+// ReadEntry reads one contender of the lock at path, for a listing of
+// many locks (see NewQueue): ok is false if it has gone. A node whose data
+// this client may not read (its ACL) is returned without it, marked
+// Unreadable: its stat needs no read right.
+func ReadEntry(ctx context.Context, c *zkconn.Client, path string, ct Contender) (e Entry, ok bool, err error) {
+	return readEntry(ctx, c, path, ct, true)
+}
+
+// readEntry is ReadEntry; without allowUnreadable, a node whose data this
+// client may not read is an error.
+func readEntry(ctx context.Context, c *zkconn.Client, path string, ct Contender, allowUnreadable bool) (e Entry, ok bool, err error) {
 	node := zkconn.Join(path, ct.Name)
 	data, st, err := c.Get(ctx, node)
 	unreadable := false

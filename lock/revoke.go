@@ -272,14 +272,14 @@ func revokeCandidates(ctx context.Context, c *zkconn.Client, lockPath, node, wan
 	// or the one named.
 	read := func(dir string, cs []Contender, holdersOnly bool) ([]Entry, error) {
 		if node == "" {
-			q, err := inspectChildren(ctx, c, dir, cs, holdersOnly, nil)
+			q, err := inspectChildren(ctx, c, dir, cs, holdersOnly)
 			return q.Entries, err
 		}
 		for i, ct := range cs {
 			if ct.Name != node && zkconn.Join(dir, ct.Name) != want {
 				continue
 			}
-			e, ok, err := ReadEntry(ctx, c, dir, ct, false)
+			e, ok, err := readEntry(ctx, c, dir, ct, false)
 			if err != nil || !ok {
 				return nil, err
 			}
@@ -303,7 +303,7 @@ func revokeCandidates(ctx context.Context, c *zkconn.Client, lockPath, node, wan
 	if err != nil {
 		return nil, nil, err
 	}
-	leases, err := inspectChildren(ctx, c, leasesDir, leaseCs, true, nil)
+	leases, err := inspectChildren(ctx, c, leasesDir, leaseCs, true)
 	if err != nil {
 		return nil, nil, err
 	}

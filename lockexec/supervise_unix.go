@@ -357,7 +357,7 @@ func (sv *supervisor) onLost(cause error) {
 		// the grace to fit: zero if that moment has passed.
 		var deadline interface{ KillBy() time.Time }
 		if errors.As(cause, &deadline) {
-			sv.grace = max(min(sv.grace, time.Until(deadline.KillBy())), 0)
+			sv.grace = max(min(sv.grace, time.Until(deadline.KillBy()).Round(time.Millisecond)), 0)
 		}
 		sv.warn(what + ": " + sv.stopping())
 	}

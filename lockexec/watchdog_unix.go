@@ -40,13 +40,12 @@ import (
 type Watchdog struct {
 	pid int
 
-	mu        sync.Mutex
-	w         *os.File // nil once retired
-	armed     bool
-	stop      time.Time // the deadlines last sent; zero: none
-	kill      time.Time
-	failed    error // the first write that failed
-	reportErr func(error)
+	mu     sync.Mutex
+	w      *os.File // nil once retired
+	armed  bool
+	stop   time.Time // the deadlines last sent; zero: none
+	kill   time.Time
+	failed error // the first write that failed
 }
 
 // watchdogEnv marks the watchdog process; the value names the protocol

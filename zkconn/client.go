@@ -62,6 +62,8 @@ type Client struct {
 	// for the session to come back stops waiting.
 	done   chan struct{}
 	debugf func(format string, args ...any)
+	opts   Options
+	probes probes // of refused resumes (restore.go)
 
 	// The keepalive goroutine (keepalive.go): started once the session is
 	// up, ended by Close.
@@ -98,14 +100,15 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
-		debugf: logf}
+		debugf: logf, opts: o}
+	c.wire.refusedResume = c.probeRefusal
 	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
 	// The library's own log lines stay out of -v: zklock says in its own
 	// words what they would (each failure to reach a server, above; the
 	// session, in the runner's progress lines).
 	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
 		zk.WithLogger(logFunc(func(string, ...any) {})), zk.WithLogInfo(false),
-		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(c.dialer(o))),
+		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(c.dialer())),
 		zk.WithHostProvider(newHostList(ctx, o.ConnectTimeout, o.Warnf)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -128,31 +131,46 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	return c, nil
 }
 
-// dialer connects to one server for go-zookeeper: over TLS when
-// configured, with SASL below the wire tracker when configured, and always
-// through the tracker.
-func (c *Client) dialer(o Options) func(network, address string, timeout time.Duration) (net.Conn, error) {
+// dialer connects to one server for go-zookeeper, through the wire
+// tracker. It waits while a probe of a refused resume runs (restore.go):
+// the probe resumes the session on a connection of its own, and a resume
+// of go-zookeeper's at the same time could end up with the leader taking
+// the probe's server for the session's.
+func (c *Client) dialer() func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		var conn net.Conn
-		var err error
-		if o.TLS != nil {
-			// The handshake is part of connecting: the same timeout
-			// bounds both.
-			conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, serverTLS(o.TLS, address))
-		} else {
-			conn, err = net.DialTimeout(network, address, timeout)
+		if err := c.probes.wait(c.done); err != nil {
+			return nil, err
 		}
+		conn, err := c.connect(network, address, timeout)
 		if err != nil {
 			return nil, err
 		}
-		if o.SASL != nil {
-			// Below the tracker, which so sees the ConnectResponse
-			// only after the SASL exchange (sasl.go).
-			conn = newSASLConn(conn, o.SASL, address, c.saslFailed)
-		}
 		// Watch the plaintext: with TLS, inside the encryption.
-		return c.wire.wrap(conn), nil
+		return c.wire.wrap(conn, address), nil
 	}
+}
+
+// connect connects to one server: over TLS when configured, with SASL
+// when configured.
+func (c *Client) connect(network, address string, timeout time.Duration) (net.Conn, error) {
+	var conn net.Conn
+	var err error
+	if c.opts.TLS != nil {
+		// The handshake is part of connecting: the same timeout bounds
+		// both.
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, serverTLS(c.opts.TLS, address))
+	} else {
+		conn, err = net.DialTimeout(network, address, timeout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.opts.SASL != nil {
+		// Below the tracker, which so sees the ConnectResponse only
+		// after the SASL exchange (sasl.go).
+		conn = newSASLConn(conn, c.opts.SASL, address, c.saslFailed)
+	}
+	return conn, nil
 }
 
 // awaitSession waits, within the connect timeout, for the first session.
@@ -287,10 +305,13 @@ func (c *Client) CreateZxid(p string) (int64, bool) {
 	return c.wire.createdZxid(c.abs(p))
 }
 
-// CloseAcked closes the session and reports whether the server confirmed
-// it. Closing deletes every ephemeral node of the session in one
-// transaction, so a confirmed close is a confirmed release of all of them.
-func (c *Client) CloseAcked() bool {
+// CloseAcked closes the session and reports whether the ensemble
+// confirmed it, trying until ctx ends. Closing deletes every ephemeral
+// node of the session in one transaction, so a confirmed close is a
+// confirmed release of all of them. A close that goes unanswered (it died
+// with the leader, say) is sent again through the other servers, as soon
+// as one serves (release.go).
+func (c *Client) CloseAcked(ctx context.Context) bool {
 	if !c.closed.CompareAndSwap(false, true) {
 		return false
 	}
@@ -300,7 +321,10 @@ func (c *Client) CloseAcked() bool {
 	c.conn.Close()
 	// The close is the last request; a reply to it moves LastHeard to
 	// its send time, which is after before.
-	return !c.LastHeard().Before(before)
+	if !c.LastHeard().Before(before) {
+		return true
+	}
+	return c.closeElsewhere(ctx)
 }
 
 // Server is the address of the server currently connected, if any.

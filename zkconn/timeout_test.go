@@ -11,7 +11,7 @@ import (
 // resumeOn resumes session 0x1234 on a new connection, granted granted.
 func resumeOn(tr *wireTracker, granted time.Duration) (*fakeConn, net.Conn) {
 	fc := &fakeConn{}
-	c := tr.wrap(fc)
+	c := tr.wrap(fc, "s")
 	handshakeAs(c, fc, 0x1234, granted)
 	return fc, c
 }
@@ -27,7 +27,7 @@ func TestTimeoutFollowsReconnects(t *testing.T) {
 	at := func(ms int) { now = base.Add(time.Duration(ms) * time.Millisecond) }
 	tr := &wireTracker{now: func() time.Time { return now }}
 	fc := &fakeConn{}
-	c := tr.wrap(fc)
+	c := tr.wrap(fc, "s")
 	handshakeAs(c, fc, 0, 10*time.Second) // a new session
 	want := func(what string, timeout, granted, pending time.Duration) {
 		t.Helper()
@@ -41,7 +41,7 @@ func TestTimeoutFollowsReconnects(t *testing.T) {
 	// A rolling restart lowered the servers' maxSessionTimeout.
 	at(2000)
 	changed := tr.changes()
-	fc, c = resumeOn(tr, 4*time.Second)
+	resumeOn(tr, 4*time.Second)
 	want("shrunk", 4*time.Second, 4*time.Second, 0)
 	select {
 	case <-changed:

@@ -56,6 +56,18 @@ type wireTracker struct {
 	// their create, which is the node's czxid: the fencing token, without
 	// the extra round trip of an exists call.
 	created map[string]int64
+	// maxZxid is the highest zxid any reply or notification carried: the
+	// newest state of the ensemble this client has seen (restore.go).
+	maxZxid int64
+	// session and passwd are the session's id and password, from its
+	// ConnectResponse: what resuming it on a connection of zklock's own
+	// takes (raw.go).
+	session int64
+	passwd  []byte
+	// refusedResume, if set, is told of each connection that carried a
+	// resume of the session and ended without a ConnectResponse, with
+	// the server's address (restore.go). Set before the first dial.
+	refusedResume func(address string)
 }
 
 // maxCreated bounds the created map; a run creates a handful of nodes.
@@ -64,13 +76,15 @@ const maxCreated = 64
 // trackedConn is one TCP (or TLS) connection seen through a wireTracker.
 type trackedConn struct {
 	net.Conn
-	t      *wireTracker
-	dialed time.Time
+	t       *wireTracker
+	dialed  time.Time
+	address string // the server, as the dialer was given it
 
 	mu        sync.Mutex
 	pending   []request    // requests awaiting replies, in order
 	answered  []completion // recent requests that got a reply, in order
 	handshook bool         // the ConnectResponse has arrived
+	resumed   bool         // the ConnectRequest resumed a session
 	dropped   bool         // closed by the keepalive for silence
 	// answeredAny: a reply came on this connection after the handshake;
 	// counted: its end was counted as a refusal (see ended).
@@ -89,9 +103,10 @@ type request struct {
 	resume bool
 }
 
-// wrap returns conn instrumented by t, and makes it the current connection.
-func (t *wireTracker) wrap(conn net.Conn) net.Conn {
-	c := &trackedConn{Conn: conn, t: t, dialed: t.now()}
+// wrap returns conn to address instrumented by t, and makes it the
+// current connection.
+func (t *wireTracker) wrap(conn net.Conn, address string) net.Conn {
+	c := &trackedConn{Conn: conn, t: t, dialed: t.now(), address: address}
 	t.mu.Lock()
 	t.cur = c
 	t.mu.Unlock()
@@ -110,6 +125,7 @@ func (c *trackedConn) Write(b []byte) (int, error) {
 			// ConnectRequest: int32 protocolVersion, int64 lastZxidSeen,
 			// int32 timeOut, int64 sessionId, …
 			r.resume = binary.BigEndian.Uint64(frame[16:24]) != 0
+			c.resumed = r.resume
 		}
 		if !first && len(frame) >= 8 {
 			r.xid = int32(binary.BigEndian.Uint32(frame[0:4]))
@@ -130,6 +146,9 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 			if first {
 				c.connectResponse(frame, replied)
 				return
+			}
+			if len(frame) >= 12 {
+				c.t.sawZxid(int64(binary.BigEndian.Uint64(frame[4:12])))
 			}
 			if len(frame) >= 4 && int32(binary.BigEndian.Uint32(frame)) == -1 {
 				return // a watch notification, not a reply
@@ -153,6 +172,12 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 func (c *trackedConn) ended() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.resumed && !c.handshook && !c.counted && c.t.refusedResume != nil {
+		// The server closed a resume without answering it (restore.go).
+		c.counted = true
+		c.t.refusedResume(c.address)
+		return
+	}
 	if c.counted || !c.handshook || c.answeredAny {
 		return
 	}
@@ -217,6 +242,13 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	if session == 0 {
 		return // the server refused to resume the session: it has expired
 	}
+	// … then buffer passwd: int32 length and the bytes.
+	var passwd []byte
+	if len(frame) >= 20 {
+		if n := int(int32(binary.BigEndian.Uint32(frame[16:20]))); n > 0 && 20+n <= len(frame) {
+			passwd = append([]byte(nil), frame[20:20+n]...)
+		}
+	}
 	c.handshook = true
 	// The connection's own deadline may still be the capped one: clear it
 	// for go-zookeeper, which sets its own before every read from now on.
@@ -224,6 +256,7 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	c.remember(completion{sent: req.sent, replied: replied})
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
+	c.t.session, c.t.passwd = session, passwd
 	c.t.to.connected(timeout, req.resume, req.sent)
 	if req.sent.After(c.t.lastHeard) {
 		c.t.lastHeard = req.sent
@@ -235,6 +268,29 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	}
 	c.t.to.certified(c.t.quorumHeard)
 	c.t.notifyLocked()
+}
+
+// sawZxid records a zxid the ensemble showed this client.
+func (t *wireTracker) sawZxid(z int64) {
+	t.mu.Lock()
+	if z > t.maxZxid {
+		t.maxZxid = z
+	}
+	t.mu.Unlock()
+}
+
+// resumedElsewhere records a resume of the session that succeeded on a
+// connection of zklock's own (restore.go): like any resume, it certifies
+// its send time, and the timeout granted counts (timeout.go).
+func (t *wireTracker) resumedElsewhere(granted time.Duration, sent time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.to.connected(granted, true, sent)
+	if sent.After(t.quorumHeard) {
+		t.quorumHeard = sent
+	}
+	t.to.certified(t.quorumHeard)
+	t.notifyLocked()
 }
 
 // notifyLocked wakes whoever waits on changed; the caller holds t.mu.

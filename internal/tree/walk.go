@@ -286,7 +286,7 @@ type pendingQueue struct {
 }
 
 func (w *walk) read(ctx context.Context, q *pendingQueue, i int, ct lock.Contender) error {
-	e, ok, err := lock.ReadEntry(ctx, w.c, q.path, ct, true)
+	e, ok, err := lock.ReadEntry(ctx, w.c, q.path, ct)
 	if err != nil {
 		return err
 	}

@@ -66,3 +66,28 @@ Prompt { com.sun.security.auth.module.Krb5LoginModule required principal="c"; };
 		}
 	}
 }
+
+// TestDocumentedJAASFiles: the sample JAAS files the guide shows
+// (testdata/jaas) log in as they say. A JAAS file holds a secret, so it is
+// read from a private copy.
+func TestDocumentedJAASFiles(t *testing.T) {
+	private := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "jaas", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	l, err := ReadJAAS(private("digest.jaas"), DefaultJAASSection)
+	if d, ok := l.(*DigestLogin); err != nil || !ok || d.Username != "bob" || d.Password != "bob-secret" {
+		t.Errorf("digest.jaas: %#v, %v", l, err)
+	}
+	l, err = ReadJAAS(private("keytab.jaas"), DefaultJAASSection)
+	if k, ok := l.(*KerberosLogin); err != nil || !ok || k.Client != "app@EXAMPLE.ORG" || k.Keytab != "/etc/security/keytabs/app.keytab" {
+		t.Errorf("keytab.jaas: %#v, %v", l, err)
+	}
+}

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// A server whose state is older than what a client has seen refuses to
+// resume its session, and logs so.
+const refusedLine = "as it has seen zxid"
+
+// restoreHolder starts a holder running treeScript in the overlap
+// detector, with a 10s session timeout (-v), on servers.
+func restoreHolder(t *testing.T, servers string) *pair {
+	t.Helper()
+	p := &pair{dir: t.TempDir(), path: lockPath(t)}
+	p.holder = zklock(t, "--servers", servers, "--session-timeout", "10s", "-v", "run", "--path", p.path, "--")
+	p.holder.Args = append(p.holder.Args, guarded(p.dir, treeScript)...)
+	p.holder.Env = append(p.holder.Env, "D="+p.dir)
+	p.holder.Stderr = &p.holderErr
+	if err := p.holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.holder.Process.Kill() })
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(p.dir, "started")) })
+	return p
+}
+
+// refused waits until one of servers logs that it refused a session for
+// being behind the client.
+func refused(t *testing.T, servers []*zktest.Server) {
+	t.Helper()
+	zktest.Eventually(t, 30*time.Second, "a server to refuse the holder's resume", func() bool {
+		for _, s := range servers {
+			if b, err := os.ReadFile(s.LogPath()); err == nil && bytes.Contains(b, []byte(refusedLine)) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// tryAfterRestore runs a tryrun of the holder's lock, in the overlap
+// detector, once the restored ensemble has refused the holder: it must
+// not find the holder's command alive. It reports whether it ran.
+func (p *pair) tryAfterRestore(t *testing.T, servers string) {
+	t.Helper()
+	c := zklock(t, "--servers", servers, "tryrun", "--path", p.path, "--")
+	c.Args = append(c.Args, guarded(p.dir, `date +%s%N > "$D/waiter"`)...)
+	c.Env = append(c.Env, "D="+p.dir)
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	err := c.Run()
+	switch code := zktest.ExitCodeT(t, err); code {
+	case 0:
+	case overlapExit:
+		t.Fatalf("OVERLAP: a tryrun on the restored ensemble ran while the holder's command tree was alive")
+	default:
+		t.Fatalf("tryrun on the restored ensemble: exit %d: %s", code, stderr.String())
+	}
+	gap := time.Duration(lastStamp(t, filepath.Join(p.dir, "waiter")) - lastStamp(t, filepath.Join(p.dir, "holder")))
+	t.Logf("the tryrun's command started %s after the holder's last sign of life", gap.Round(time.Millisecond))
+}
+
+// holderLostState checks the holder exited 76, naming the lost state.
+func (p *pair) holderLostState(t *testing.T) {
+	t.Helper()
+	if code := zktest.ExitCodeT(t, p.holder.Wait()); code != 76 {
+		t.Fatalf("holder exit %d, want 76 (lock lost); stderr: %s", code, p.holderErr.String())
+	}
+	msg := p.holderErr.String()
+	if !strings.Contains(msg, "lock lost") || !strings.Contains(msg, "restored from an older copy") {
+		t.Errorf("holder stderr does not say why the lock was lost: %s", msg)
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		if strings.Contains(line, "lock lost") {
+			t.Logf("holder: %s", line)
+		}
+	}
+	if gc := readPid(t, filepath.Join(p.dir, "grandchild")); zktest.ProcessAlive(gc) {
+		t.Errorf("the holder's grandchild %d outlived the lock", gc)
+	}
+}
+
+// TestWipedServer: a standalone server stops, loses its data directory
+// and starts again on the same port. It refuses the holder's resume (the
+// holder has seen a newer zxid) and admits anyone else: the holder must
+// take that refusal for the lost lock it is, at once, and not for silence
+// until its deadline.
+func TestWipedServer(t *testing.T) {
+	zktest.NeedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := zktest.StartStandalone(ctx, zktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	s := c.Server(0)
+	p := restoreHolder(t, c.ConnectString())
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestoreData(""); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, c.Servers())
+	p.tryAfterRestore(t, c.ConnectString())
+	p.holderLostState(t)
+	t.Logf("holder stopped %s after the wiped server started", time.Since(restarted).Round(time.Millisecond))
+}
+
+// restartAll starts every server of c again at once: an ensemble member
+// serves only once a quorum is up.
+func restartAll(t *testing.T, ctx context.Context, c *zktest.Cluster) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, c.Len())
+	for i, s := range c.Servers() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Restart(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WaitServing(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRestoredEnsemble: every member of a 3-server ensemble is restored
+// from a copy of its data taken before the holder's session began. The
+// restored ensemble elects a leader and serves, refuses the holder's
+// resume and admits anyone else: the holder must stop at once.
+func TestRestoredEnsemble(t *testing.T) {
+	ctx, c := ownEnsemble(t, zktest.Options{})
+	backup := t.TempDir()
+	for i, s := range c.Servers() {
+		if err := s.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveData(filepath.Join(backup, string(rune('a'+i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restartAll(t, ctx, c)
+
+	p := restoreHolder(t, c.ConnectString())
+	for _, s := range c.Servers() {
+		if err := s.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range c.Servers() {
+		if err := s.RestoreData(filepath.Join(backup, string(rune('a'+i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restarted := time.Now()
+	restartAll(t, ctx, c)
+	refused(t, c.Servers())
+	p.tryAfterRestore(t, c.ConnectString())
+	p.holderLostState(t)
+	t.Logf("holder stopped %s after the restored ensemble was started", time.Since(restarted).Round(time.Millisecond))
+}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,26 +19,13 @@ import (
 // its deadlines follow the timeout granted on the reconnect, not the one
 // it had when it took the lock.
 func TestTimeoutShrinksOnRollingRestart(t *testing.T) {
-	zktest.NeedServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	var proxies []*zktest.Proxy
-	var through []string
-	for _, addr := range c.Addrs() {
-		p := zktest.NewProxyT(t, addr)
-		proxies = append(proxies, p)
-		through = append(through, p.Addr())
-	}
+	ctx, c := ownEnsemble(t, zktest.Options{})
+	proxies, through := proxied(t, c)
 	conn := zktest.DialT(t, c.Addrs())
 	script := `echo "$ZKLOCK_SESSION_ID" > "$D/session"; trap '' TERM
 ` + treeScript
 	p := startPairScript(t, script,
-		[]string{"--servers", strings.Join(through, ","), "--session-timeout", "10s", "-v"},
+		[]string{"--servers", through, "--session-timeout", "10s", "-v"},
 		[]string{"--servers", c.ConnectString(), "--session-timeout", "10s"},
 		func(path string) int { return queueLen(conn, path) })
 	b, err := os.ReadFile(filepath.Join(p.dir, "session"))

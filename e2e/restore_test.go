@@ -151,14 +151,7 @@ func restartAll(t *testing.T, ctx context.Context, c *zktest.Cluster) {
 // restored ensemble elects a leader and serves, refuses the holder's
 // resume and admits anyone else: the holder must stop at once.
 func TestRestoredEnsemble(t *testing.T) {
-	zktest.NeedServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
+	ctx, c := ownEnsemble(t, zktest.Options{})
 	backup := t.TempDir()
 	for i, s := range c.Servers() {
 		if err := s.Stop(); err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os/exec"
 	"os/user"
 	"path/filepath"
@@ -300,4 +301,36 @@ func TestRevokeLongQueue(t *testing.T) {
 	touch(t, filepath.Join(dir, "h"))
 	wantExit(t, holder, holderErr, 0, "holder that ignores revocations")
 	assertGone(t, rawZK(t), path)
+}
+
+// TestRevokeGraceShowsHolder: while a revoked holder's command runs out
+// its kill grace (it ignores SIGTERM), holders still shows who holds the
+// lock, host, pid and command, with the revocation pending, and JSON says
+// the node is zklock's, until the holder has released.
+func TestRevokeGraceShowsHolder(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	c := zklock(t, "run", "--kill-grace", "30s", "--path", path, "--", "sh", "-c", `trap '' TERM; touch "$1/started"; while :; do sleep 0.05; done`, "sh", dir)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	if code, out, errOut := revoke(t, "--path", path); code != 0 {
+		t.Fatalf("revoke: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	var js bytes.Buffer
+	zktest.Eventually(t, 10*time.Second, "holders --json to show the revoked holder", func() bool {
+		h := zklock(t, "holders", "--path", path, "--json")
+		js.Reset()
+		h.Stdout = &js
+		return h.Run() == nil && strings.Contains(js.String(), `"revoke"`)
+	})
+	if !strings.Contains(js.String(), `"zklock": true`) && !strings.Contains(js.String(), `"zklock":true`) ||
+		!strings.Contains(js.String(), fmt.Sprintf(`%d`, c.Process.Pid)) {
+		t.Errorf("during the kill grace, holders --json shows %s; want the holder (zklock, pid %d) with the revocation pending", js.String(), c.Process.Pid)
+	}
+	if c.ProcessState != nil {
+		t.Fatal("the holder had released already: the test saw nothing of the grace")
+	}
+	c.Process.Kill()
 }

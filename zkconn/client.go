@@ -305,10 +305,13 @@ func (c *Client) CreateZxid(p string) (int64, bool) {
 	return c.wire.createdZxid(c.abs(p))
 }
 
-// CloseAcked closes the session and reports whether the server confirmed
-// it. Closing deletes every ephemeral node of the session in one
-// transaction, so a confirmed close is a confirmed release of all of them.
-func (c *Client) CloseAcked() bool {
+// CloseAcked closes the session and reports whether the ensemble
+// confirmed it, trying until ctx ends. Closing deletes every ephemeral
+// node of the session in one transaction, so a confirmed close is a
+// confirmed release of all of them. A close that goes unanswered (it died
+// with the leader, say) is sent again through the other servers, as soon
+// as one serves (release.go).
+func (c *Client) CloseAcked(ctx context.Context) bool {
 	if !c.closed.CompareAndSwap(false, true) {
 		return false
 	}
@@ -318,7 +321,10 @@ func (c *Client) CloseAcked() bool {
 	c.conn.Close()
 	// The close is the last request; a reply to it moves LastHeard to
 	// its send time, which is after before.
-	return !c.LastHeard().Before(before)
+	if !c.LastHeard().Before(before) {
+		return true
+	}
+	return c.closeElsewhere(ctx)
 }
 
 // Server is the address of the server currently connected, if any.

@@ -178,7 +178,7 @@ func TestCreateZxidAndCloseAcked(t *testing.T) {
 	if !ok || err != nil || z != st.Czxid {
 		t.Fatalf("CreateZxid = %d, %v; czxid %d (%v)", z, ok, st.Czxid, err)
 	}
-	if !c.CloseAcked() {
+	if !c.CloseAcked(context.Background()) {
 		t.Error("a healthy close was not confirmed")
 	}
 	conn := zktest.DialT(t, server(t).Addrs())
@@ -189,7 +189,39 @@ func TestCreateZxidAndCloseAcked(t *testing.T) {
 	c2 := dialT(t, []string{proxy.Addr()}, 4*time.Second)
 	proxy.Blackhole()
 	defer proxy.Heal()
-	if c2.CloseAcked() {
+	short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	if c2.CloseAcked(short) {
 		t.Error("a close into silence was reported as confirmed")
+	}
+}
+
+// TestCloseSentAgain: a close that dies on its way to the server (as with
+// a leader that dies) is sent again through another server of the connect
+// string, and the session's nodes go at once, not when it expires.
+func TestCloseSentAgain(t *testing.T) {
+	ctx := context.Background()
+	first := zktest.NewProxyT(t, server(t).Addrs()[0])
+	other := zktest.NewProxyT(t, server(t).Addrs()[0])
+	other.Cut() // the session starts through first
+	c := dialT(t, []string{first.Addr(), other.Addr()}, 20*time.Second)
+	other.Heal()
+	p, err := c.Create(ctx, "/again-", nil, zk.FlagEphemeralSequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swallowed := first.SwallowRequest(zktest.OpCloseSession)
+	go func() {
+		<-swallowed
+		first.Cut() // the server dies with the close
+	}()
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if !c.CloseAcked(rctx) {
+		t.Fatal("the close sent again was not confirmed")
+	}
+	conn := zktest.DialT(t, server(t).Addrs())
+	if ok, _, err := conn.Exists(p); err != nil || ok {
+		t.Fatalf("the session's node after the close: exists %v, %v", ok, err)
 	}
 }

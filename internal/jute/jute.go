@@ -26,6 +26,7 @@ const (
 	OpCreateContainer int32 = 19
 	OpCreateTTL       int32 = 21
 	OpSASL            int32 = 102
+	OpCloseSession    int32 = -11
 )
 
 // HeaderLen is the length prefix in front of every frame: a 4-byte

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
@@ -47,18 +48,24 @@ func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me ow
 	}
 	age, doubt := recordAge(last, now, time.Now())
 	if doubt != nil || age < o.OncePer {
-		where := last.Raw
-		if last.ByZklock {
-			where = last.Owner.Host
-		}
 		if doubt == nil { // else the error says it all
-			o.logf("not running: %s last succeeded %s ago (at %s, server time) on %s, within the window of %s",
-				p, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
+			o.logf("%s", o.skipLine(last, age))
 		}
 		return nil, &ConflictError{Err: &RecentSuccessError{Last: last, Age: age, Window: o.OncePer, Doubt: doubt}, Code: o.ConflictCode}
 	}
 	o.logf("%s last succeeded %s ago (at %s, server time), before the window of %s; running", p, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
 	return l, nil
+}
+
+// skipLine says, for -v, why a run does not go ahead: when and where the
+// job last succeeded.
+func (o *Options) skipLine(last success.Record, age time.Duration) string {
+	where := last.Raw
+	if last.ByZklock {
+		where = last.Owner.Host
+	}
+	return fmt.Sprintf("not running: %s last succeeded %s ago (at %s, server time) on %s, within the window of %s",
+		last.Path, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
 }
 
 // successPath is the path whose success record a job holding paths keeps:

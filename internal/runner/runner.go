@@ -294,9 +294,11 @@ func (w *lazyWatchdog) retire() {
 const revokeNoteTimeout = 5 * time.Second
 
 // revocations passes the guard's revocation requests on to the command's
-// supervisor. Under Ignore, each is first noted in the revoked node, so
-// that list and holders show the holder and the pending revocation instead
-// of the bare request. The goroutine ends with ctx.
+// supervisor. Each is first noted in the revoked node, so that list and
+// holders show the holder and the pending revocation instead of the bare
+// request: for as long as the command runs on under Ignore, and through
+// the kill grace under Terminate, until the holder has released. The
+// note costs the stop one write. The goroutine ends with ctx.
 func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError, me owner.Owner) <-chan error {
 	out := make(chan error, 1)
 	go func() {
@@ -305,15 +307,13 @@ func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-ch
 			case <-ctx.Done():
 				return
 			case r := <-in:
-				if o.OnRevoke == lockexec.Ignore {
-					noted := me
-					noted.Revoke = r.Revocation
-					nctx, cancel := context.WithTimeout(ctx, revokeNoteTimeout)
-					for _, l := range leases {
-						_ = l.MarkRevokePending(nctx, noted.Encode(), r)
-					}
-					cancel()
+				noted := me
+				noted.Revoke = r.Revocation
+				nctx, cancel := context.WithTimeout(ctx, revokeNoteTimeout)
+				for _, l := range leases {
+					_ = l.MarkRevokePending(nctx, noted.Encode(), r)
 				}
+				cancel()
 				select {
 				case out <- r:
 				case <-ctx.Done():
@@ -419,7 +419,7 @@ func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 		o.logf("released %s (the session had expired)", what)
 		return
 	}
-	if c.CloseAcked() {
+	if c.CloseAcked(ctx) {
 		o.logf("released %s (session closed)", what)
 		return
 	}
@@ -481,6 +481,15 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 	if err != nil {
 		return client, held{}, err
 	}
+	// A --once-per job that can see a fresh success does not join the
+	// queue at all, and one that joins leaves it when a success is
+	// recorded while it waits (fresh.go).
+	var fresh *freshWatch
+	if p := successPath(o.Paths); o.OncePer > 0 && slices.Contains(take, p) {
+		if fresh, err = o.watchSuccess(ctx, client, p); err != nil {
+			return client, held{}, err
+		}
+	}
 	joined := time.Now()
 	wait := o.Wait.start(joined)
 	var pw *progressWatch
@@ -489,7 +498,11 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 		defer pw.close() // before the command starts, or the error is said
 	}
 	for {
-		leases, waitingOn, err := o.lockAll(ctx, client, take, me, wait, start, pw)
+		lctx, stopFresh := fresh.during(ctx)
+		leases, waitingOn, err := o.lockAll(lctx, client, take, me, wait, start, pw)
+		if recent := stopFresh(); recent != nil && err != nil {
+			return client, held{leases: leases}, recent
+		}
 		if err == nil {
 			err = lock.VerifyAll(ctx, leases)
 		}

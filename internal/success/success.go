@@ -68,6 +68,10 @@ func Read(ctx context.Context, c *zkconn.Client, path string) (s Record, ok bool
 	return successOf(path, data, st), true, nil
 }
 
+// Of is the record at path whose node was read as data with stat st, for
+// a caller that read it itself (with a watch, say).
+func Of(path string, data []byte, st *zk.Stat) Record { return successOf(path, data, st) }
+
 // successOf is the record read at path as data with stat st.
 func successOf(path string, data []byte, st *zk.Stat) Record {
 	t := lock.Modified(st)

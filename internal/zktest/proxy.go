@@ -23,6 +23,7 @@ const (
 	OpMulti           = jute.OpMulti
 	OpCreate2         = jute.OpCreate2
 	OpCreateContainer = jute.OpCreateContainer
+	OpCloseSession    = jute.OpCloseSession
 )
 
 // maxFrame is the largest length prefix treated as a ZooKeeper frame. A
@@ -54,6 +55,10 @@ type Proxy struct {
 	trapArmed bool
 	trapOp    int32
 	trapFired chan struct{}
+	// swallow: SwallowRequest's trap, armed for swallowOp.
+	swallowArmed bool
+	swallowOp    int32
+	swallowed    chan struct{}
 
 	// raw forwards bytes without looking for client frames: the servers'
 	// own protocols are not framed the way client traffic is, and reading
@@ -173,6 +178,7 @@ func (p *Proxy) Heal() {
 	p.blackhole = false
 	p.delay = 0
 	p.trapArmed = false
+	p.swallowArmed = false
 	p.notifyLocked()
 	p.mu.Unlock()
 }
@@ -194,6 +200,22 @@ func (p *Proxy) DropReplyAfter(opcode int32) <-chan struct{} {
 	p.trapOp = opcode
 	p.trapFired = make(chan struct{})
 	return p.trapFired
+}
+
+// SwallowRequest arms a one-shot trap for the next request with the given
+// opcode (OpCloseSession, ...) on any connection: that request, and
+// everything the client sends after it on that connection, is discarded,
+// while the connection stays open. The server never hears of the request,
+// as if it died with its server on the way; the client waits for a reply
+// that never comes, until Cut or Close. The returned channel is closed
+// when the trap has caught its request. Heal disarms a trap that has not.
+func (p *Proxy) SwallowRequest(opcode int32) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.swallowArmed = true
+	p.swallowOp = opcode
+	p.swallowed = make(chan struct{})
+	return p.swallowed
 }
 
 // Fired returns the channel of the most recently armed DropReplyAfter trap;
@@ -270,6 +292,7 @@ type proxyConn struct {
 
 	mu          sync.Mutex
 	server      net.Conn
+	swallowing  bool // SwallowRequest caught a request here: discard the rest
 	trapPending bool
 	trapXid     int32
 	trapFired   chan struct{}
@@ -391,6 +414,13 @@ func (c *proxyConn) read(wg *sync.WaitGroup, src net.Conn, out chan<- chunk, fro
 						return // trap fired; connection closed
 					}
 				}
+				if fromClient && c.swallow(data, framed && !fr.first) {
+					fr.first = false
+					if err != nil {
+						return
+					}
+					continue
+				}
 				select {
 				case out <- chunk{data: data, at: time.Now()}:
 				case <-c.done:
@@ -472,6 +502,30 @@ func (c *proxyConn) inspectRequest(frame []byte) {
 	c.mu.Lock()
 	c.trapPending, c.trapDone, c.trapXid, c.trapFired = true, false, xid, fired
 	c.mu.Unlock()
+}
+
+// swallow reports whether a chunk from the client is to be discarded: it
+// is a request SwallowRequest's trap catches, or comes after one.
+func (c *proxyConn) swallow(data []byte, request bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.swallowing {
+		return true
+	}
+	if !request || len(data) < 12 {
+		return false
+	}
+	op := int32(binary.BigEndian.Uint32(data[8:12]))
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.swallowArmed || op != p.swallowOp {
+		return false
+	}
+	p.swallowArmed = false
+	c.swallowing = true
+	close(p.swallowed)
+	return true
 }
 
 // inspectReply reports whether frame is the reply the trap waits for; if

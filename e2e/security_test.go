@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -587,6 +588,17 @@ func TestProtect(t *testing.T) {
 	}
 	if ok, _, err := conn.Exists(open + "/job"); ok || err != nil {
 		t.Errorf("%s/job was created (%v)", open, err)
+	}
+	// Under a chroot, the message names paths as the chroot does, with
+	// the server's path of the parent once beside it.
+	chroot, rel := path.Dir(open), "/"+path.Base(open)
+	c = zklock(t, append([]string{"--servers", server(t).ConnectString() + chroot, "--auth", "digest:alice:pw", "--protect"},
+		"run", "--path", rel+"/job", "--", "true")...)
+	stderr.Reset()
+	c.Stderr = &stderr
+	want := "cannot protect the lock path: " + rel + " (" + open + " on the server) lets everyone delete " + rel + "/job while it is free"
+	if code := zktest.ExitCodeT(t, c.Run()); code != 64 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("open parent under a chroot: exit %d, %q; want %q", code, stderr.String(), want)
 	}
 	// --protect without credentials is a usage error.
 	if code := zktest.ExitCodeT(t, zklock(t, "--protect", "run", "--path", job, "--", "true").Run()); code != 64 {

@@ -23,6 +23,7 @@ var environment = []reference{
 	{envProgress, "`1`: default for `--progress`"},
 	{envLogFormat, "default for `--log-format` (`text` or `json`)"},
 	{envMetricsFile, "default for `--metrics-file`"},
+	{"NOTIFY_SOCKET", "set by systemd for a `Type=notify` unit: zklock tells systemd where it stands while it waits and holds, and extends the start timeout while it waits (see [systemd](systemd.md)); passed on to the command, whose own `READY=1` ends the unit's start"},
 	{"TRACEPARENT", "a W3C trace context (`00-<trace-id>-<span-id>-<flags>`), as CI runners and instrumented schedulers set it: under `--log-format json` every event carries its `trace_id`; passed on to the command unchanged"},
 	{runner.EnvHeld + ", ZKLOCK_PID", "set for the command: the locks it holds, which a zklock started inside it reads to re-enter (see `zklock run --help`)"},
 	{"NO_COLOR", "any value: no colour"},

@@ -18,11 +18,12 @@ import (
 
 // runReport tells what a run or tryrun does, as the runner reports it
 // (runner.Events), to each of its readers: the lines on stderr (with -v,
-// or JSON), the status line and the metrics file (metrics.go). Either of
-// the last two may be nil.
+// or JSON), the status line, systemd (notify.go) and the metrics file
+// (metrics.go). Any of the last three may be nil.
 type runReport struct {
 	u       *ui
 	status  *statusLine
+	notify  *notifier
 	metrics *metricsRun
 
 	mu sync.Mutex // events come from several goroutines: one at a time
@@ -38,8 +39,8 @@ func newRunReport(u *ui, o *runOptions) *runReport {
 	return r
 }
 
-// attach wires the report into a validated run: the status line, and how
-// closely the wait is followed.
+// attach wires the report into a validated run: the status line, systemd,
+// and how closely the wait is followed.
 func (r *runReport) attach(ro *runner.Options, o *runOptions) {
 	u := r.u
 	if u.json == nil {
@@ -47,12 +48,13 @@ func (r *runReport) attach(ro *runner.Options, o *runOptions) {
 		r.status = newStatusLine(u.err, o.Progress, os.Getenv)
 		u.status = r.status
 	}
+	r.notify = newNotifier(os.Getenv, o.NotifyReady, u.warnf)
 	ro.Events = r
 	switch {
 	case r.status != nil, u.json != nil && o.Progress:
 		// Someone watches the wait: follow the holder too.
 		ro.Waits = runner.WaitsLive
-	case u.json != nil:
+	case u.json != nil, r.notify != nil:
 		ro.Waits = runner.WaitsPlaced
 	}
 }
@@ -70,17 +72,20 @@ func (r *runReport) Event(e runner.Event) {
 		}
 	}
 	r.u.event(e)
+	r.notify.event(e)
 	r.metrics.event(e)
 }
 
 // finish ends the report once the run's exit code is known: the metrics
-// file is written (a failure is a warning, never the run's).
+// file is written (a failure is a warning, never the run's), systemd's
+// socket closed.
 func (r *runReport) finish(code int, outcome string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.metrics.write(code, outcome); err != nil {
 		r.u.warnf("could not write the metrics file: %v", err)
 	}
+	r.notify.close()
 }
 
 // event writes e on stderr: as JSON, or, with -v, the line that -v has

@@ -28,6 +28,7 @@ type runOptions struct {
 	OncePer      oncePerValue // 0: run every time
 	Progress     bool         // plain progress lines on stderr when it is not a terminal
 	MetricsFile  metricsFileValue
+	NotifyReady  bool
 	Argv         []string
 }
 
@@ -149,6 +150,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
 	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	f.Var(&o.MetricsFile, "metrics-file", "after the run, record it in this file for node_exporter's textfile collector: a NAME.prom in its --collector.textfile.directory (see docs/guide/metrics.md) (env "+envMetricsFile+")")
+	f.BoolVar(&o.NotifyReady, "notify-ready", false, "under systemd (NOTIFY_SOCKET set), send READY=1 once the command has started, for a command that does not send it itself (see docs/guide/systemd.md)")
 	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 (or -E) without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {

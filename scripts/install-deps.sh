@@ -29,6 +29,8 @@ DEB_PACKAGES=(
   faketime # e2e: libfaketime sets one ensemble member's clock off, for --once-per under clock skew
   prometheus # e2e: promtool checks the --metrics-file output (promtool check metrics)
   prometheus-node-exporter # e2e: a real node_exporter serves the --metrics-file through its textfile collector
+  systemd # e2e: systemd-analyze verify checks the documented unit (no systemd need run)
+  python3 # e2e: a daemon that sends its own notifications to NOTIFY_SOCKET
 )
 
 # ZooKeeper server for the integration tests and the demo (pulls in a JRE).

@@ -21,6 +21,8 @@ var environment = []reference{
 	{"KRB5_CONFIG, KRB5CCNAME", "Kerberos configuration and ticket cache, as for kinit"},
 	{envTLSCA + ", " + envTLSCert + ", " + envTLSKey, "defaults for `--tls-ca`, `--tls-cert`, `--tls-key`"},
 	{envProgress, "`1`: default for `--progress`"},
+	{envLogFormat, "default for `--log-format` (`text` or `json`)"},
+	{"TRACEPARENT", "a W3C trace context (`00-<trace-id>-<span-id>-<flags>`), as CI runners and instrumented schedulers set it: under `--log-format json` every event carries its `trace_id`; passed on to the command unchanged"},
 	{runner.EnvHeld + ", ZKLOCK_PID", "set for the command: the locks it holds, which a zklock started inside it reads to re-enter (see `zklock run --help`)"},
 	{"NO_COLOR", "any value: no colour"},
 	{"TERM", "`dumb`: no colour, no status line while waiting, no symbols"},

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"os"
 	"strings"
 	"time"
 
@@ -83,6 +82,8 @@ waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
 
 ` + commandEnvironmentHelp() + `
 
+` + eventHelp() + `
+
 ` + exitCodeHelp()
 }
 
@@ -153,10 +154,12 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 		if runF != nil {
 			return runF(c.Context(), o)
 		}
+		u.run = newRunReport(u, o)
 		ro, err := o.validate(u)
 		if err != nil {
 			return err
 		}
+		u.run.attach(&ro, o)
 		return runner.Run(c.Context(), ro)
 	}
 }
@@ -246,10 +249,6 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		OncePer: time.Duration(o.OncePer),
 		Logf:    u.logf, Warnf: u.warnf,
-	}
-	// (tryrun never waits, so its status line is never drawn.)
-	if u.status = newStatusLine(u.err, o.Progress, os.Getenv); u.status != nil {
-		ro.Progress = u.status
 	}
 	return ro, nil
 }

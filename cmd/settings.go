@@ -61,6 +61,7 @@ var settings = []setting{
 	{flag: "sasl-service"},
 	{flag: "flavor"},
 	{flag: "progress", env: envProgress},
+	{flag: "log-format", env: envLogFormat},
 }
 
 func (s setting) key() string { return strings.ReplaceAll(s.flag, "-", "_") }

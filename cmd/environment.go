@@ -22,6 +22,7 @@ var environment = []reference{
 	{envTLSCA + ", " + envTLSCert + ", " + envTLSKey, "defaults for `--tls-ca`, `--tls-cert`, `--tls-key`"},
 	{envProgress, "`1`: default for `--progress`"},
 	{envLogFormat, "default for `--log-format` (`text` or `json`)"},
+	{envMetricsFile, "default for `--metrics-file`"},
 	{"TRACEPARENT", "a W3C trace context (`00-<trace-id>-<span-id>-<flags>`), as CI runners and instrumented schedulers set it: under `--log-format json` every event carries its `trace_id`; passed on to the command unchanged"},
 	{runner.EnvHeld + ", ZKLOCK_PID", "set for the command: the locks it holds, which a zklock started inside it reads to re-enter (see `zklock run --help`)"},
 	{"NO_COLOR", "any value: no colour"},

@@ -18,18 +18,24 @@ import (
 
 // runReport tells what a run or tryrun does, as the runner reports it
 // (runner.Events), to each of its readers: the lines on stderr (with -v,
-// or JSON) and the status line, which may be nil.
+// or JSON), the status line and the metrics file (metrics.go). Either of
+// the last two may be nil.
 type runReport struct {
-	u      *ui
-	status *statusLine
+	u       *ui
+	status  *statusLine
+	metrics *metricsRun
 
 	mu sync.Mutex // events come from several goroutines: one at a time
 }
 
 // newRunReport starts the report of a run, before its options are
-// validated.
+// validated: a run that fails validation is counted in the metrics too.
 func newRunReport(u *ui, o *runOptions) *runReport {
-	return &runReport{u: u}
+	r := &runReport{u: u}
+	if o.MetricsFile != "" {
+		r.metrics = &metricsRun{file: string(o.MetricsFile), paths: slices.Sorted(slices.Values(o.Paths))}
+	}
+	return r
 }
 
 // attach wires the report into a validated run: the status line, and how
@@ -64,10 +70,18 @@ func (r *runReport) Event(e runner.Event) {
 		}
 	}
 	r.u.event(e)
+	r.metrics.event(e)
 }
 
-// finish ends the report once the run's exit code is known.
-func (r *runReport) finish(code int, outcome string) {}
+// finish ends the report once the run's exit code is known: the metrics
+// file is written (a failure is a warning, never the run's).
+func (r *runReport) finish(code int, outcome string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.metrics.write(code, outcome); err != nil {
+		r.u.warnf("could not write the metrics file: %v", err)
+	}
+}
 
 // event writes e on stderr: as JSON, or, with -v, the line that -v has
 // always printed for it. The other events are said by the final message

@@ -27,6 +27,7 @@ type runOptions struct {
 	MaxRuntime   time.Duration
 	OncePer      oncePerValue // 0: run every time
 	Progress     bool         // plain progress lines on stderr when it is not a terminal
+	MetricsFile  metricsFileValue
 	Argv         []string
 }
 
@@ -147,6 +148,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	o.KillGrace = lockexec.DefaultKillGrace
 	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
 	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
+	f.Var(&o.MetricsFile, "metrics-file", "after the run, record it in this file for node_exporter's textfile collector: a NAME.prom in its --collector.textfile.directory (see docs/guide/metrics.md) (env "+envMetricsFile+")")
 	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 (or -E) without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {

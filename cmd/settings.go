@@ -62,6 +62,7 @@ var settings = []setting{
 	{flag: "flavor"},
 	{flag: "progress", env: envProgress},
 	{flag: "log-format", env: envLogFormat},
+	{flag: "metrics-file", env: envMetricsFile},
 }
 
 func (s setting) key() string { return strings.ReplaceAll(s.flag, "-", "_") }

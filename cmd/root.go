@@ -297,7 +297,7 @@ func (g *globalOptions) addFlags(pf *pflag.FlagSet) {
 	g.ConnectTimeout = zkconn.DefaultConnectTimeout
 	pf.Var((*durationValue)(&g.ConnectTimeout), "connect-timeout", "give up (exit 69) if no session is established within this time")
 	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file. Or x509: the --tls-cert's subject owns the nodes zklock creates")
-	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
+	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only, or root-owned and group-readable (env "+envAuthFile+")")
 	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the guide, docs/guide/security.md)")
 	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
 	pf.StringVar(&g.TLSFiles.CA, "tls-ca", "", "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")

@@ -26,6 +26,9 @@ var docTables = []struct {
 	{"../docs/guide/configuration.md", "environment variables", func() string {
 		return markdownTable([2]string{"variable", "meaning"}, environment, true)
 	}},
+	{"../docs/guide/events.md", "events", func() string {
+		return markdownTable([2]string{"event", "keys: when"}, eventReferences(), false)
+	}},
 }
 
 const endMark = "<!-- end of generated table -->"

@@ -80,7 +80,7 @@ func helpList(refs []reference) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		lead := strings.Repeat(" ", helpIndent) + r.name
+		lead := strings.Repeat(" ", helpIndent) + plain(r.name)
 		if len(lead) < helpColumn-1 {
 			lead += strings.Repeat(" ", helpColumn-len(lead))
 		} else {

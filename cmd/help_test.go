@@ -50,7 +50,7 @@ func TestAuthSources(t *testing.T) {
 		{"flag beats env file", "", file, "digest:carol:pw", "", "carol"},
 		{"both flags", "", "", "digest:carol:pw", file, ""},
 		{"both variables", "digest:alice:pw", file, "", "", ""},
-		{"bad file mode", "", writeAuthFile(t, "digest:bob:pw", 0o640), "", "", ""},
+		{"bad file mode", "", writeAuthFile(t, "digest:bob:pw", 0o644), "", "", ""},
 		{"bad value", "digest:alice-without-password", "", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

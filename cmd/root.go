@@ -41,6 +41,7 @@ type globalOptions struct {
 	TLSFiles       zkconn.TLSFiles
 	SASL           saslOptions // cmd/sasl.go
 	Verbose        bool
+	LogFormat      logFormat
 
 	settings *resolved // the sources of the settings, once resolved
 }
@@ -141,10 +142,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		ran, err = root.ExecuteContextC(ctx)
 	}
-	if msg := message(err, helpFor(ran)); msg != "" {
-		u.errorf("%s", msg)
+	if !u.formatSet {
+		// An error before the settings were read (a bad flag, an
+		// unknown command), or a command that reads none.
+		u.setFormat(earlyLogFormat(args, os.Getenv))
 	}
-	return exitCode(err)
+	code := exitCode(err)
+	u.finish(err, code, helpFor(ran))
+	return code
 }
 
 // completionRequest reports whether args ask the shell's question of
@@ -185,7 +190,7 @@ func newCmdRoot(u *ui, completing bool) *cobra.Command {
 		},
 	}
 	root.SetOut(u.out)
-	root.SetErr(u.err)
+	root.SetErr(cobraErr{u})
 	help := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
 		lazyLong(c)
@@ -224,6 +229,7 @@ func newCmdRoot(u *ui, completing bool) *cobra.Command {
 func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, _ []string) error {
 		u.verbose = g.Verbose
+		u.path = pathFlag(c)
 		if noSettings[c.Name()] {
 			return nil
 		}
@@ -239,6 +245,7 @@ func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
 			return err
 		}
 		g.settings = r
+		u.setFormat(g.LogFormat)
 		if g.Verbose {
 			r.logf(u.logf)
 		}
@@ -290,7 +297,7 @@ func (g *globalOptions) addFlags(pf *pflag.FlagSet) {
 	g.ConnectTimeout = zkconn.DefaultConnectTimeout
 	pf.Var((*durationValue)(&g.ConnectTimeout), "connect-timeout", "give up (exit 69) if no session is established within this time")
 	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file. Or x509: the --tls-cert's subject owns the nodes zklock creates")
-	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only (env "+envAuthFile+")")
+	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only, or root-owned and group-readable (env "+envAuthFile+")")
 	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the guide, docs/guide/security.md)")
 	pf.BoolVar(&g.TLS, "tls", false, "connect with TLS (to the servers' secureClientPort); implied by the --tls-* flags")
 	pf.StringVar(&g.TLSFiles.CA, "tls-ca", "", "PEM file of the CA that signed the servers' certificates (env "+envTLSCA+"; default: the system's roots)")
@@ -298,6 +305,20 @@ func (g *globalOptions) addFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&g.TLSFiles.Key, "tls-key", "", "PEM private key of --tls-cert (env "+envTLSKey+")")
 	g.SASL.addFlags(pf)
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "print progress (connection, queue position, acquisition) on stderr")
+	pf.Var(&g.LogFormat, "log-format", "zklock's own lines on stderr: text, or json (one object a line, with the keys of docs/guide/events.md) (env "+envLogFormat+")")
+}
+
+// pathFlag is what c's --path names: the first in sorted order (as
+// ZKLOCK_PATH) for a command that takes several; "" without one.
+func pathFlag(c *cobra.Command) string {
+	f := c.Flags().Lookup("path")
+	if f == nil {
+		return ""
+	}
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		return pathOf(sv.GetSlice())
+	}
+	return f.Value.String()
 }
 
 // noSettings are the commands that never connect, so that a broken

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"os"
 	"strings"
 	"time"
 
@@ -28,6 +27,8 @@ type runOptions struct {
 	MaxRuntime   time.Duration
 	OncePer      oncePerValue // 0: run every time
 	Progress     bool         // plain progress lines on stderr when it is not a terminal
+	MetricsFile  metricsFileValue
+	NotifyReady  bool
 	Argv         []string
 }
 
@@ -82,6 +83,8 @@ released, and zklock exits 76 naming who revoked it and when; a revoked
 waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
 
 ` + commandEnvironmentHelp() + `
+
+` + eventHelp() + `
 
 ` + exitCodeHelp()
 }
@@ -146,6 +149,8 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	o.KillGrace = lockexec.DefaultKillGrace
 	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout)")
 	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
+	f.Var(&o.MetricsFile, "metrics-file", "after the run, record it in this file for node_exporter's textfile collector: a NAME.prom in its --collector.textfile.directory (see docs/guide/metrics.md) (env "+envMetricsFile+")")
+	f.BoolVar(&o.NotifyReady, "notify-ready", false, "under systemd (NOTIFY_SOCKET set), send READY=1 once the command has started, for a command that does not send it itself (see docs/guide/systemd.md)")
 	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 (or -E) without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
@@ -153,10 +158,12 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 		if runF != nil {
 			return runF(c.Context(), o)
 		}
+		u.run = newRunReport(u, o)
 		ro, err := o.validate(u)
 		if err != nil {
 			return err
 		}
+		u.run.attach(&ro, o)
 		return runner.Run(c.Context(), ro)
 	}
 }
@@ -246,10 +253,6 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		OncePer: time.Duration(o.OncePer),
 		Logf:    u.logf, Warnf: u.warnf,
-	}
-	// (tryrun never waits, so its status line is never drawn.)
-	if u.status = newStatusLine(u.err, o.Progress, os.Getenv); u.status != nil {
-		ro.Progress = u.status
 	}
 	return ro, nil
 }

@@ -55,7 +55,7 @@ func (s *saslOptions) addFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&s.JAASSection, "jaas-section", sasl.DefaultJAASSection, "the section of the --jaas file to read")
 	pf.Var(&s.Mech, "sasl", "log in with SASL without a JAAS file: digest (DIGEST-MD5) or gssapi (Kerberos)")
 	pf.StringVar(&s.Principal, "sasl-principal", "", "--sasl digest: the user; --sasl gssapi: the client principal (default: the ticket cache's)")
-	pf.StringVar(&s.PasswordFile, "sasl-password-file", "", "--sasl digest: file holding the password, readable by its owner only (or env "+envSASLPassword+")")
+	pf.StringVar(&s.PasswordFile, "sasl-password-file", "", "--sasl digest: file holding the password, readable by its owner only, or root-owned and group-readable (or env "+envSASLPassword+")")
 	pf.StringVar(&s.Keytab, "keytab", "", "--sasl gssapi: log in from this keytab (default: the ticket cache, KRB5CCNAME)")
 	pf.StringVar(&s.Service, "sasl-service", sasl.DefaultService, "Kerberos service name of the servers: their principal is SERVICE/host (Java's zookeeper.sasl.client.username)")
 }

@@ -61,6 +61,8 @@ var settings = []setting{
 	{flag: "sasl-service"},
 	{flag: "flavor"},
 	{flag: "progress", env: envProgress},
+	{flag: "log-format", env: envLogFormat},
+	{flag: "metrics-file", env: envMetricsFile},
 }
 
 func (s setting) key() string { return strings.ReplaceAll(s.flag, "-", "_") }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -18,6 +19,10 @@ import (
 // neither NO_COLOR nor TERM=dumb says otherwise: the decision for stderr is
 // never taken from stdout, nor the other way round (fatih/color's global
 // default looks at stdout only, so it is never consulted).
+//
+// Under --log-format json every line is a JSON object instead (jsonLog),
+// messages and events alike, and nothing else is written to stderr: no
+// colour, no status line.
 type ui struct {
 	out, err           io.Writer
 	colorOut, colorErr bool
@@ -26,6 +31,17 @@ type ui struct {
 	// status is the wait's status line, if one is shown: every message
 	// clears it first.
 	status *statusLine
+	// json is set under --log-format json; formatSet once the format is
+	// known (from the settings, or from the arguments after an error
+	// that came before them).
+	json      *jsonLog
+	formatSet bool
+	// path is what a JSON object's path key says when the line is about
+	// no path of its own: the command's --path (the first, in sorted
+	// order, for run and tryrun).
+	path string
+	// run reports a run or tryrun (events.go); nil for other commands.
+	run *runReport
 }
 
 func newUI(out, errw io.Writer) *ui {
@@ -62,18 +78,42 @@ func isTerminal(w io.Writer) bool {
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
+// setFormat sets the format of stderr, once.
+func (u *ui) setFormat(f logFormat) {
+	if u.formatSet {
+		return
+	}
+	u.formatSet = true
+	if f == jsonFormat {
+		u.json = newJSONLog(u.err, os.Getenv)
+	}
+}
+
 func (u *ui) errorf(format string, args ...any) {
-	u.say(u.prefix + oneLine(fmt.Sprintf(format, args...)))
+	u.message(slog.LevelError, "error", u.prefix, format, args...)
 }
 
 func (u *ui) warnf(format string, args ...any) {
-	u.say(u.warnPfx + oneLine(fmt.Sprintf(format, args...)))
+	u.message(slog.LevelWarn, "warning", u.warnPfx, format, args...)
 }
 
+// logf prints a line for -v. Under JSON it is an object at level debug,
+// as is every other line of -v.
 func (u *ui) logf(format string, args ...any) {
 	if u.verbose {
-		u.say("zklock: " + oneLine(fmt.Sprintf(format, args...)))
+		u.message(slog.LevelDebug, "debug", "zklock: ", format, args...)
 	}
+}
+
+// message writes one message: a line with its prefix, or a JSON object
+// whose event is named for its level.
+func (u *ui) message(level slog.Level, event, prefix, format string, args ...any) {
+	msg := oneLine(fmt.Sprintf(format, args...))
+	if u.json != nil {
+		u.json.line(level, event, msg, u.path)
+		return
+	}
+	u.say(prefix + msg)
 }
 
 // say writes one line on stderr, clearing the status line first.

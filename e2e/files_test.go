@@ -77,11 +77,11 @@ func TestFileInputsBounded(t *testing.T) {
 				b, _ := os.ReadFile(p.Path("client.key"))
 				tc.secret = string(b)
 			}
-			leaked := write(strings.ReplaceAll(tc.kind.What, " ", "-")+".leaked", tc.secret, 0o640)
-			if err := os.Chmod(leaked, 0o640); err != nil {
+			leaked := write(strings.ReplaceAll(tc.kind.What, " ", "-")+".leaked", tc.secret, 0o644)
+			if err := os.Chmod(leaked, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cases = append(cases, struct{ file, says string }{leaked, "is accessible by group or others (mode 0640); run chmod 600 " + leaked})
+			cases = append(cases, struct{ file, says string }{leaked, "is accessible by group or others (mode 0644); run chmod 600 " + leaked})
 		}
 		for _, c := range cases {
 			args := append([]string(nil), tc.args...)

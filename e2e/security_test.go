@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -104,11 +105,16 @@ func TestAuthFileHidesPassword(t *testing.T) {
 
 // TestAuthFileModeRefused: a credentials file that others can read has
 // leaked already; zklock refuses it with exit 64, names the file and the
-// fix, not the password, and leaves nothing in ZooKeeper.
+// fix, not the password, and leaves nothing in ZooKeeper. Its group may
+// read it only when root owns it (as with Debian's ssl-cert keys): a file
+// of another user's at 0640 is refused.
 func TestAuthFileModeRefused(t *testing.T) {
 	path := lockPath(t)
-	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o620} {
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o660, 0o604, 0o620} {
 		file := authFile(t, "digest:alice:leaked-pw", mode)
+		if mode == 0o640 {
+			disown(t, file)
+		}
 		c := zklock(t, "--auth-file", file, "run", "--path", path, "--", "true")
 		var stderr bytes.Buffer
 		c.Stderr = &stderr
@@ -120,6 +126,26 @@ func TestAuthFileModeRefused(t *testing.T) {
 	}
 	if ok, _, err := rawZK(t).Exists(path); err != nil || ok {
 		t.Errorf("%s exists (%v) after refusals", path, err)
+	}
+	if os.Geteuid() == 0 {
+		// Owned by root and readable by its group: accepted.
+		file := authFile(t, "digest:alice:shared-pw", 0o640)
+		if out, err := zklock(t, "--auth-file", file, "run", "--path", path, "--", "true").CombinedOutput(); err != nil {
+			t.Errorf("root's 0640 auth file: %v\n%s", err, out)
+		}
+	}
+}
+
+// disown gives name to a user other than the one running the tests, when
+// they run as root; otherwise the file is the test user's, not root's,
+// already.
+func disown(t *testing.T, name string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := os.Chown(name, 65534, 65534); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -587,6 +613,17 @@ func TestProtect(t *testing.T) {
 	}
 	if ok, _, err := conn.Exists(open + "/job"); ok || err != nil {
 		t.Errorf("%s/job was created (%v)", open, err)
+	}
+	// Under a chroot, the message names paths as the chroot does, with
+	// the server's path of the parent once beside it.
+	chroot, rel := path.Dir(open), "/"+path.Base(open)
+	c = zklock(t, append([]string{"--servers", server(t).ConnectString() + chroot, "--auth", "digest:alice:pw", "--protect"},
+		"run", "--path", rel+"/job", "--", "true")...)
+	stderr.Reset()
+	c.Stderr = &stderr
+	want := "cannot protect the lock path: " + rel + " (" + open + " on the server) lets everyone delete " + rel + "/job while it is free"
+	if code := zktest.ExitCodeT(t, c.Run()); code != 64 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("open parent under a chroot: exit %d, %q; want %q", code, stderr.String(), want)
 	}
 	// --protect without credentials is a usage error.
 	if code := zktest.ExitCodeT(t, zklock(t, "--protect", "run", "--path", job, "--", "true").Run()); code != 64 {

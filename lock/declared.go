@@ -1,6 +1,9 @@
 package lock
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // declared is what the recipes read from a contender's data. zklock writes a
 // JSON object into each of its nodes (host, pid, command line and more, for
@@ -36,4 +39,27 @@ func declaration(data []byte) (d declared, ok bool) {
 func byZklock(data []byte) bool {
 	_, ok := declaration(data)
 	return ok
+}
+
+// mayMention reports whether data, as JSON, may hold the object key key (a
+// lower-case ASCII word). encoding/json matches keys regardless of case,
+// Unicode's folds included (the Kelvin sign is a k), and an escape
+// sequence can spell any letter; so it is true for data that holds the
+// word in any ASCII case, a non-ASCII byte or an escape. false means no
+// decoding of data can find the key.
+func mayMention(data []byte, key string) bool {
+	for _, c := range data {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	if bytes.Contains(data, []byte(`\u`)) {
+		return true
+	}
+	for i := 0; i+len(key) <= len(data); i++ {
+		if data[i]|0x20 == key[0] && bytes.EqualFold(data[i:i+len(key)], []byte(key)) {
+			return true
+		}
+	}
+	return false
 }

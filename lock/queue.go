@@ -255,18 +255,31 @@ func readEntry(ctx context.Context, c *zkconn.Client, path string, ct Contender,
 	if err != nil {
 		return Entry{}, false, err
 	}
-	e = Entry{Contender: ct, Path: path, Session: st.EphemeralOwner,
-		Created: time.UnixMilli(st.Ctime).UTC(), Unreadable: unreadable}
+	e = EntryOf(ctx, c, path, ct, data, st)
+	e.Unreadable = unreadable
+	return e, true, nil
+}
+
+// EntryOf is the entry of contender ct at path whose node was read with
+// data and stat st, as ReadEntry makes it, for a caller that read the node
+// itself (many nodes in one request, say). A node that holds a bare
+// revocation request costs one read more, of who asked.
+func EntryOf(ctx context.Context, c *zkconn.Client, path string, ct Contender, data []byte, st *zk.Stat) Entry {
+	e := Entry{Contender: ct, Path: path, Session: st.EphemeralOwner, Created: time.UnixMilli(st.Ctime).UTC()}
 	if isRevokeRequest(data) {
-		e.Revoke = recordFor(ctx, c, node)
+		e.Revoke = recordFor(ctx, c, zkconn.Join(path, ct.Name))
 		e.Revoke.At = time.UnixMilli(st.Mtime).UTC()
 	} else {
 		e.Data = data
-		if d, ok := declaration(data); ok {
-			e.Revoke = d.Revoke
+		// Most records declare no revocation: a scan for the key spares
+		// them the decoding, which a list of a large tree pays per node.
+		if mayMention(data, "revoke") {
+			if d, ok := declaration(data); ok {
+				e.Revoke = d.Revoke
+			}
 		}
 	}
-	return e, true, nil
+	return e
 }
 
 // NewQueue numbers the entries read from one lock path, in queue order, and
@@ -279,7 +292,10 @@ func NewQueue(path string, entries []Entry) Queue {
 	}
 	limit := 0
 	for _, e := range q.Entries {
-		if d, ok := declaration(e.Data); ok && e.Kind == SemaphoreLease && d.Limit > 0 {
+		if e.Kind != SemaphoreLease {
+			continue
+		}
+		if d, ok := declaration(e.Data); ok && d.Limit > 0 {
 			limit = d.Limit
 		}
 	}

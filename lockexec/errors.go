@@ -18,8 +18,10 @@ var ErrLockLost = errors.New("lock lost while the command ran")
 // someone asked for the lock to be given up (Spec.Revoked).
 var ErrLockRevoked = errors.New("lock revoked while the command ran")
 
-// errUnrenewed is the cause of a loss that the watchdog, not zklock, acted on.
-var errUnrenewed = errors.New("zklock did not confirm the session in time (was it stopped or starved?): the watchdog stopped the command")
+// ErrUnrenewed is the cause of a loss that the watchdog, not zklock, acted on:
+// zklock stopped renewing its deadline (stopped, starved), or the two
+// reached the same deadline and the watchdog came first.
+var ErrUnrenewed = errors.New("zklock did not confirm the session in time (was it stopped or starved?): the watchdog stopped the command")
 
 // ErrMaxRuntime is wrapped by Supervise's error when the command ran longer than
 // Spec.MaxRuntime.

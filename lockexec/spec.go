@@ -108,4 +108,9 @@ type Spec struct {
 	// owns cannot stop zklock under `stty tostop`: write there rather than
 	// hand the message to another goroutine.
 	Warn func(string)
+	// Started, when set, is called once the command has started, with its
+	// pid (which leads its process group). It is called from Run's
+	// goroutine, as Warn is, before Run supervises the command: it must
+	// return soon.
+	Started func(pid int)
 }

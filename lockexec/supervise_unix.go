@@ -100,6 +100,9 @@ func Supervise(ctx context.Context, s Spec) error {
 	if armErr != nil {
 		sv.warn((&WatchdogError{Op: "arm", Err: armErr}).Error())
 	}
+	if s.Started != nil {
+		withoutSIGTTOU(func() { s.Started(c.pid) })
+	}
 	return sv.loop(ctx, contC)
 }
 
@@ -261,7 +264,7 @@ func (sv *supervisor) onExit(ev waitEvent) (done bool, err error) {
 		// it (zklock was stopped or starved): the command's end
 		// is the lock's loss. Whatever is left of its group
 		// gets the same treatment as on any loss.
-		sv.onLost(errUnrenewed)
+		sv.onLost(ErrUnrenewed)
 	}
 	if sv.term == nil {
 		if sv.exit == nil {

@@ -64,15 +64,20 @@ deb="$(ls dist/*.deb)"
 archive="$(ls dist/zklock_*_linux_"$arch".tar.gz)"
 ls dist/*.rpm >/dev/null || fail "no rpm was built"
 
-step "the archive carries the binary, LICENSE, the man pages and the completions"
+step "the archive carries the binary, LICENSE, the docs, the man pages and the completions"
 listing="$(tar -tzf "$archive")"
-for f in zklock LICENSE README.md man/man1/zklock.1.gz man/man1/zklock-run.1.gz \
+for f in zklock LICENSE README.md docs/guide/run.md docs/architecture.md man/man1/zklock.1.gz man/man1/zklock-run.1.gz \
   completions/zklock.bash completions/_zklock completions/zklock.fish; do
   grep -qx "$f" <<<"$listing" || fail "$archive lacks $f"
 done
 
 step "dpkg -i $deb"
 dpkg -i "$deb" >/dev/null
+
+step "the docs the README links to are installed beside it"
+for f in /usr/share/doc/zklock/README.md /usr/share/doc/zklock/docs/guide/run.md; do
+  [[ -f "$f" ]] || fail "the package lacks $f"
+done
 
 step "zklock --version"
 [[ "$(command -v zklock)" == /usr/bin/zklock ]] || fail "zklock is not /usr/bin/zklock"

@@ -55,8 +55,15 @@ func (c *Client) checkParent(ctx context.Context, parent, p string) error {
 	}
 	for _, a := range acl {
 		if a.Scheme == "world" && a.ID == "anyone" && a.Perms&zk.PermDelete != 0 {
+			// Paths as the connect string's chroot names them, like every
+			// other message; the server's own path once, for the setAcl
+			// an operator makes without the chroot.
+			named := parent
+			if c.chroot != "" {
+				named = fmt.Sprintf("%s (%s on the server)", parent, c.abs(parent))
+			}
 			return fmt.Errorf("%w: %s lets everyone delete %s while it is free and re-create it as theirs; "+
-				"give %s an ACL without world delete first, e.g. world:anyone:rc", ErrUnprotectedParent, c.abs(parent), p, c.abs(parent))
+				"give it an ACL without world delete first, e.g. world:anyone:rc", ErrUnprotectedParent, named, p)
 		}
 	}
 	return nil

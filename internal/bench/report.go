@@ -60,6 +60,7 @@ type page struct {
 	Probe          string
 	AllHandoffs    []HandoffResult
 	HandoffShares  string
+	CPUShares      string
 	MicroText      string
 	CgoMeasured    bool // the cgo build's uncontended latency is on the page
 	EnvDoc         []envVar
@@ -105,7 +106,7 @@ func render(r *Results, md, plotDir string) error {
 func newPage(r *Results) *page {
 	p := &page{Results: r, Plots: map[string]string{}, Probe: r.probe(), AllHandoffs: r.allHandoffs(),
 		Targets: r.targets(), Elapsed: fmtDuration(r.Finished.Sub(r.Started).Seconds()),
-		HandoffShares: r.handoffShares(), MicroText: filterBench(r.Micro),
+		HandoffShares: r.handoffShares(), CPUShares: r.cpuShares(), MicroText: filterBench(r.Micro),
 		CgoMeasured: r.latency("zklock-cgo") != nil, EnvDoc: envDoc}
 	busy := max(load1(r.Machine.LoadStart), load1(r.Machine.LoadEnd))
 	p.Busy = r.Machine.Cores > 0 && busy > 0.5*float64(r.Machine.Cores)
@@ -261,6 +262,30 @@ func profileSummary(p *Profile) string {
 		parts = append(parts, fmt.Sprintf("What is left after %s, up to the process's exit, takes %s ms.", after, ms(ph.DeltaMS)))
 	}
 	return strings.Join(parts, " ")
+}
+
+// cpuShares says where zklock's CPU time per uncontended run goes beyond
+// the minimal runner's, from the processes measured on their own; empty
+// when a part was not measured.
+func (r *Results) cpuShares() string {
+	zl, mn, p := r.latency("zklock"), r.latency("minimal"), r.Profile
+	if zl == nil || mn == nil || p == nil || zl.CPU.N == 0 || mn.CPU.N == 0 {
+		return ""
+	}
+	cost := func(what string) *Cost { return find(p.Costs, func(c *Cost) bool { return c.What == what }) }
+	wd, zv, ms0 := cost("zklock's watchdog alone"), cost("`zklock version`"), cost("minimal runner, no arguments")
+	if wd == nil || zv == nil || ms0 == nil {
+		return ""
+	}
+	extra := zl.CPU.P50 - mn.CPU.P50
+	start := zv.CPUMS - ms0.CPUMS
+	rest := extra - wd.CPUMS - start
+	s := fmt.Sprintf("An uncontended zklock run takes %s ms of CPU, the minimal runner %s ms: %s ms more. The watchdog, a second Go process, accounts for up to %s ms of it (its whole start and exit, measured alone; in a short run it is killed before it is done starting), and zklock's own start for %s ms more than the minimal runner's (the package initialisation of everything linked, the Kerberos stack's included, and the command line).",
+		ms(zl.CPU.P50), ms(mn.CPU.P50), ms(extra), ms(wd.CPUMS), ms(start))
+	if rest > 0 {
+		s += fmt.Sprintf(" That leaves about %s ms for the run's own work beyond the minimal runner's: the keepalive, the own-node watch, the loss guard and the command's supervision.", ms(rest))
+	}
+	return s
 }
 
 // handoffShares splits zklock's handoff into the probe, ZooKeeper and

@@ -84,21 +84,25 @@ func (r *Results) latencyTargets() []Target {
 	}{{"minimal", uncontendedVsMinimal}, {"etcd", uncontendedVsEtcd}} {
 		t := Target{What: fmt.Sprintf("uncontended `run -- true`, median, vs %s", r.toolName(p.key)),
 			Want: fmt.Sprintf("≤ %s× %s", trimFloat(p.ratio), r.toolName(p.key))}
-		pl := r.latency(p.key)
-		if zl == nil || pl == nil {
-			out = append(out, notMeasured(t))
-			continue
-		}
-		ratio := zl.Dist.P50 / pl.Dist.P50
-		t.Measured, t.Met = true, ratio <= p.ratio
-		t.Got = fmt.Sprintf("%.2f× (%s ms vs %s ms", ratio, ms(zl.Dist.P50), ms(pl.Dist.P50))
-		if zl.CPU.N > 0 && pl.CPU.N > 0 {
-			t.Got += fmt.Sprintf("; CPU %s ms vs %s ms, %.2f×", ms(zl.CPU.P50), ms(pl.CPU.P50), zl.CPU.P50/pl.CPU.P50)
-		}
-		t.Got += ")"
-		out = append(out, t)
+		out = append(out, latencyAtMost(t, zl, r.latency(p.key), p.ratio))
 	}
 	return out
+}
+
+// latencyAtMost judges t: a's uncontended median at most ratio times b's,
+// with their CPU times beside.
+func latencyAtMost(t Target, a, b *LatencyResult, ratio float64) Target {
+	if a == nil || b == nil {
+		return notMeasured(t)
+	}
+	got := a.Dist.P50 / b.Dist.P50
+	t.Measured, t.Met = true, got <= ratio
+	t.Got = fmt.Sprintf("%.2f× (%s ms vs %s ms", got, ms(a.Dist.P50), ms(b.Dist.P50))
+	if a.CPU.N > 0 && b.CPU.N > 0 {
+		t.Got += fmt.Sprintf("; CPU %s ms vs %s ms, %.2f×", ms(a.CPU.P50), ms(b.CPU.P50), a.CPU.P50/b.CPU.P50)
+	}
+	t.Got += ")"
+	return t
 }
 
 // throughputTargets compare contended throughput with the minimal runner's.

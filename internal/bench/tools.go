@@ -81,8 +81,12 @@ func newZklockVariant(e *env, bin string, v Variant) *Tool {
 	t := newZklock(e, bin)
 	t.Key, t.Name, t.extraEnv = v.Key, v.Name, v.Env
 	t.lockName = func(l string) string { return "/bench/" + v.Key + "/" + l }
+	args := make([]string, len(v.Args))
+	for i, a := range v.Args {
+		args[i] = strings.ReplaceAll(a, "{logdir}", e.logDir)
+	}
 	t.argv = func(name string, cmd []string) []string {
-		a := append([]string{bin, "run"}, v.Args...)
+		a := append([]string{bin, "run"}, args...)
 		return append(append(a, "--servers", e.zkAddr, "--path", name, "--"), cmd...)
 	}
 	return t

@@ -14,7 +14,8 @@ package bench
 type Variant struct {
 	Key  string // the tool's key in results.json; starts with "zklock-"
 	Name string // as the report names it
-	// Args go after `run`, before --path; Env is added to the environment.
+	// Args go after `run`, before --path; "{logdir}" in them is the
+	// run's log directory. Env is added to the environment.
 	Args []string
 	Env  []string
 	// Note is what the report's list of tools says of it.

@@ -10,9 +10,13 @@
 //   - It must not be larger than its kind allows: each kind's cap is many
 //     times what a real file holds, and reading stops one byte past it.
 //   - A file that holds a secret (a password, a private key, a keytab's
-//     keys, a ticket) must be private to its owner: one that its group or
-//     other users may access has already leaked, and using it would hide
-//     that, as ssh refuses such a private key.
+//     keys, a ticket) must be private to its owner: one that other users
+//     may access has already leaked, and using it would hide that, as ssh
+//     refuses such a private key. One exception, libpq's for client keys:
+//     a file owned by root may also be read by its group (mode 0640 or
+//     less). That is how a system shares a secret with the services
+//     allowed to use it (Debian's ssl-cert group for TLS keys, a hadoop
+//     group for service keytabs), and only root could have made it so.
 //
 // A refusal is one error, naming the kind of file, the file and the fix,
 // which zklock reports as a usage error (64).
@@ -101,13 +105,23 @@ func (k Kind) Read(name string) ([]byte, error) {
 	if int64(len(b)) > k.Max {
 		return nil, k.tooLarge(name) // it grew while read
 	}
-	if k.Secret != nil && k.Secret(b) {
-		if perm := st.Mode().Perm(); perm&0o077 != 0 {
-			return nil, &Error{What: k.What, Name: name,
-				Problem: fmt.Sprintf("is accessible by group or others (mode %04o); run chmod 600 %s", perm, name)}
-		}
+	if k.Secret != nil && k.Secret(b) && !private(st) {
+		return nil, &Error{What: k.What, Name: name,
+			Problem: fmt.Sprintf("is accessible by group or others (mode %04o); run chmod 600 %s", st.Mode().Perm(), name)}
 	}
 	return b, nil
+}
+
+// private reports whether a secret's file is private enough (see the
+// package comment): no access for group or others, or, owned by root,
+// read access for its group at most.
+func private(st os.FileInfo) bool {
+	perm := st.Mode().Perm()
+	if perm&0o077 == 0 {
+		return true
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && sys.Uid == 0 && perm&0o037 == 0
 }
 
 func (k Kind) tooLarge(name string) error {

@@ -65,3 +65,40 @@ func TestRead(t *testing.T) {
 		}
 	}
 }
+
+// statInfo is an os.FileInfo with only what private reads: a mode and an
+// owner.
+type statInfo struct {
+	os.FileInfo
+	mode os.FileMode
+	uid  uint32
+}
+
+func (s statInfo) Mode() os.FileMode { return s.mode }
+func (s statInfo) Sys() any          { return &syscall.Stat_t{Uid: s.uid} }
+
+// TestPrivate: a secret's file is private when only its owner may access
+// it, or when root owns it and its group may read it at most (libpq's
+// rule for client keys: how a system shares a key with a service group).
+func TestPrivate(t *testing.T) {
+	for _, tc := range []struct {
+		mode os.FileMode
+		uid  uint32
+		want bool
+	}{
+		{0o600, 1000, true},
+		{0o400, 1000, true},
+		{0o640, 1000, false}, // a user's own file: private to the user
+		{0o604, 1000, false},
+		{0o640, 0, true}, // root's, shared with a group (ssl-cert, hadoop)
+		{0o440, 0, true},
+		{0o660, 0, false}, // the group could rewrite it
+		{0o650, 0, false},
+		{0o644, 0, false}, // others can read it: leaked
+		{0o641, 0, false},
+	} {
+		if got := private(statInfo{mode: tc.mode, uid: tc.uid}); got != tc.want {
+			t.Errorf("mode %04o owner %d: private %v, want %v", tc.mode, tc.uid, got, tc.want)
+		}
+	}
+}

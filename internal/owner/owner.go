@@ -27,8 +27,13 @@ type Owner struct {
 	Cmd    []string `json:"cmd"`
 	// CmdCut is how many bytes of the command line were left out of Cmd
 	// to keep the node small; 0 when Cmd is whole.
-	CmdCut int       `json:"cmd_cut,omitempty"`
-	Since  time.Time `json:"since"` // when it joined the queue
+	CmdCut int `json:"cmd_cut,omitempty"`
+	// CmdBytes is Cmd byte for byte (base64 in JSON), when an argument
+	// is not valid UTF-8: JSON text cannot carry such bytes, and Cmd shows
+	// them as U+FFFD, another command than the one that ran. Nil when Cmd
+	// is exact.
+	CmdBytes [][]byte  `json:"cmd_bytes,omitempty"`
+	Since    time.Time `json:"since"` // when it joined the queue
 	// Acquired is when it took the lock, written into the node once it
 	// holds (see lock.Lease.MarkAcquired); zero while it waits.
 	Acquired time.Time `json:"acquired,omitzero"`
@@ -68,7 +73,35 @@ func New(version string, argv []string, m lock.Mode) Owner {
 	}
 	cmd, cut := boundArgv(argv, MaxCmdBytes)
 	return Owner{Zklock: version, Host: host, PID: os.Getpid(), User: name,
-		Cmd: cmd, CmdCut: cut, Since: now(), Mode: m.Kind().String(), Limit: m.Limit()}
+		Cmd: cmd, CmdCut: cut, CmdBytes: exactBytes(cmd), Since: now(), Mode: m.Kind().String(), Limit: m.Limit()}
+}
+
+// exactBytes is argv as bytes when one of its arguments is not valid
+// UTF-8, else nil.
+func exactBytes(argv []string) [][]byte {
+	for _, a := range argv {
+		if !utf8.ValidString(a) {
+			out := make([][]byte, len(argv))
+			for i, a := range argv {
+				out[i] = []byte(a)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// Argv is the command as it ran: CmdBytes when the record has it (and it
+// matches Cmd's shape), else Cmd.
+func (o Owner) Argv() []string {
+	if len(o.CmdBytes) == 0 || len(o.CmdBytes) != len(o.Cmd) {
+		return o.Cmd
+	}
+	out := make([]string, len(o.CmdBytes))
+	for i, b := range o.CmdBytes {
+		out[i] = string(b)
+	}
+	return out
 }
 
 // now is the time as the record keeps it: UTC, to the millisecond.
@@ -137,8 +170,9 @@ func Decode(data []byte) NodeData {
 // CommandLine renders the owner's command the way a shell user would type
 // it, quoting the arguments that need it.
 func (o Owner) CommandLine() string {
-	out := make([]string, len(o.Cmd))
-	for i, a := range o.Cmd {
+	argv := o.Argv()
+	out := make([]string, len(argv))
+	for i, a := range argv {
 		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}

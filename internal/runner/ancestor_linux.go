@@ -98,3 +98,25 @@ func bootTime() (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// zklockAncestor reports whether an ancestor of this process runs zklock:
+// the same executable as this one, or a program named zklock.
+func zklockAncestor() bool {
+	self, _ := os.Readlink("/proc/self/exe")
+	p := os.Getppid()
+	for i := 0; i < maxAncestry && p > 1; i++ {
+		dir := "/proc/" + strconv.Itoa(p)
+		if exe, err := os.Readlink(dir + "/exe"); err == nil && self != "" && exe == self {
+			return true
+		}
+		if comm, err := os.ReadFile(dir + "/comm"); err == nil && bytes.HasPrefix(comm, []byte("zklock")) {
+			return true
+		}
+		next, ok := parentOf(p)
+		if !ok {
+			return false
+		}
+		p = next
+	}
+	return false
+}

@@ -15,3 +15,6 @@ func startedAfter(pid int, t time.Time) bool { return false }
 // ancestryKnown says whether isAncestor reads the process tree; here it
 // cannot, so nothing is concluded from a pid alone (selfwait.go).
 const ancestryKnown = false
+
+// zklockAncestor cannot read the process tree here.
+func zklockAncestor() bool { return false }

@@ -50,6 +50,12 @@ type freshWatch struct {
 func (o *Options) watchSuccess(ctx context.Context, c *zkconn.Client, path string) (*freshWatch, error) {
 	f := &freshWatch{o: o, c: c, path: path}
 	data, st, ok, err := f.arm(ctx)
+	if err != nil && ctx.Err() == nil {
+		// Unreadable or unreachable for now: join without the watch;
+		// the check once the lock is held decides, and says why.
+		o.logf("%s: could not read the success record before joining (%v)", path, err)
+		return nil, nil
+	}
 	if err != nil || !ok {
 		return f, err
 	}

@@ -14,21 +14,33 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-// Progress is told how a wait goes, for a status line. Its methods are
-// called from one goroutine, never from the acquisition's own path, so a
-// slow terminal never delays taking the lock.
-type Progress interface {
-	// Waiting is called when the wait begins and whenever the position,
-	// the holder or what is known of the holder changes.
-	Waiting(WaitStatus)
-	// Done is called once the wait is over, before the command starts or
-	// zklock says why it did not.
-	Done()
-}
+// Waits says how closely a run reports its wait (WaitStatus events).
+// Each WaitStatus is sent from one goroutine, never from the acquisition's
+// own path, so a slow terminal never delays taking the lock.
+type Waits int
 
-// WaitStatus is where a waiting zklock stands.
+const (
+	// WaitsNone sends no WaitStatus.
+	WaitsNone Waits = iota
+	// WaitsPlaced sends one when the wait begins and whenever this
+	// waiter's place changes: when the contender it watches leaves. It
+	// reads the holder's node then, without a watch: each waiter is woken
+	// by its own predecessor only, so a queue stays herd-free, and a
+	// waiter deep in it may show a holder that has since left.
+	WaitsPlaced
+	// WaitsLive also follows the holder with a data watch on its node,
+	// so that a new holder, or its recorded acquisition, shows at once:
+	// for a status line that a person watches. Every such waiter is
+	// woken when the holder leaves.
+	WaitsLive
+)
+
+// WaitStatus is where a waiting zklock stands: the event sent when the
+// wait begins and whenever the position, the holder or what is known of
+// the holder changes.
 type WaitStatus struct {
 	Path     string
+	Node     string // our own node
 	Position int
 	// Holder is who holds the lock; nil when it is not known (a
 	// semaphore's contender waiting for its mutex, or a holder whose node
@@ -60,13 +72,14 @@ type Holder struct {
 // holderRefresh bounds one read of the holder's node.
 const holderRefresh = 5 * time.Second
 
-// progressWatch turns the lock package's wait callbacks into Progress
-// calls. OnWait only records where the wait stands; one goroutine, which
-// close ends, reads the holder's node (leaving a data watch on it, so that
-// a change of holder shows even when the holder is not our predecessor)
-// and reports.
+// progressWatch turns the lock package's wait callbacks into WaitStatus
+// events. OnWait only records where the wait stands; one goroutine, which
+// close ends, reads the holder's node and reports. Following the holder
+// (WaitsLive), it leaves a data watch on the holder's node, so that a
+// change of holder shows even when the holder is not our predecessor.
 type progressWatch struct {
-	p      Progress
+	ev     Events
+	follow bool
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -81,9 +94,9 @@ type progressWatch struct {
 	closed bool
 }
 
-func newProgressWatch(p Progress, since time.Time, wait lock.Wait) *progressWatch {
+func newProgressWatch(ev Events, follow bool, since time.Time, wait lock.Wait) *progressWatch {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &progressWatch{p: p, ctx: ctx, cancel: cancel, since: since, wait: wait,
+	w := &progressWatch{ev: ev, follow: follow, ctx: ctx, cancel: cancel, since: since, wait: wait,
 		done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	go w.run()
 	return w
@@ -104,15 +117,17 @@ func (w *progressWatch) poke() {
 	}
 }
 
-// close ends the goroutine and tells Progress the wait is over. The
-// goroutine's requests return at once when its context is cancelled.
+// close ends the goroutine; nil-safe. The goroutine's requests return at
+// once when its context is cancelled.
 func (w *progressWatch) close() {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
 	w.cancel()
 	<-w.done
-	w.p.Done()
 }
 
 // ownClock pairs our node's creation time on the server's clock with this
@@ -169,12 +184,12 @@ func (w *progressWatch) run() {
 			holder, watch = w.readHolder(c, at.Holder, own, tookOver)
 			node = at.Holder
 		}
-		st := WaitStatus{Path: path, Position: at.Position, Holder: holder, Since: w.since, wait: w.wait}
+		st := WaitStatus{Path: path, Node: at.Node, Position: at.Position, Holder: holder, Since: w.since, wait: w.wait}
 		if st.Path == shown.Path && st.Position == shown.Position && node == shownNode && sameHolder(st.Holder, shown.Holder) {
 			continue
 		}
 		shown, shownNode = st, node
-		w.p.Waiting(st)
+		w.ev.Event(st)
 	}
 }
 
@@ -197,14 +212,25 @@ func (w *progressWatch) ownClock(c *zkconn.Client, node string) ownClock {
 	return ownClock{node: node, offset: time.UnixMilli(st.Ctime).Sub(local)}
 }
 
-// readHolder reads the holder's node and leaves a data watch on it.
+// readHolder reads the holder's node, and leaves a data watch on it when
+// following the holder.
 func (w *progressWatch) readHolder(c *zkconn.Client, node string, own ownClock, tookOver time.Time) (*Holder, <-chan zk.Event) {
 	if node == "" {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, holderRefresh)
 	defer cancel()
-	data, st, ev, err := c.GetW(ctx, node)
+	var (
+		data []byte
+		st   *zk.Stat
+		ev   <-chan zk.Event
+		err  error
+	)
+	if w.follow {
+		data, st, ev, err = c.GetW(ctx, node)
+	} else {
+		data, st, err = c.Get(ctx, node)
+	}
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
 			w.relist() // gone already

@@ -59,12 +59,17 @@ type Options struct {
 	OncePer time.Duration
 	// Logf prints progress for -v; Warnf prints warnings. Either may be nil.
 	Logf, Warnf func(format string, args ...any)
-	// Progress, if set, is told how the wait goes (a status line).
-	Progress Progress
+	// Events, if set, is told what the run does (events.go).
+	Events Events
+	// Waits says how closely Events follows a wait (WaitStatus).
+	Waits Waits
 
-	marks *marks        // phase marks for the benchmark driver (marks.go)
-	wd    *lazyWatchdog // started when a lock is about to be held
-	gc    gcPolicy      // the collector's settings (memory.go)
+	marks     *marks        // phase marks for the benchmark driver (marks.go)
+	wd        *lazyWatchdog // started when a lock is about to be held
+	gc        gcPolicy      // the collector's settings (memory.go)
+	heldSince time.Time     // when the first lock was taken, for Released
+	reported  bool          // the outcome's event is out (reportOutcome)
+	lost      *sync.Once    // the Lost event is out (lostOnce)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -83,6 +88,7 @@ func (o *Options) warnf(format string, args ...any) {
 // carries the outcome: nil, the command's *lockexec.ExitError, or why the
 // command did not run or was stopped.
 func Run(ctx context.Context, o Options) (err error) {
+	defer func() { o.reportOutcome(err) }()
 	// A command that cannot be found fails now, not after a wait in the
 	// queue; this also keeps the PATH search off the path from the lock's
 	// release to the command's start.
@@ -112,6 +118,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	acquired := me.AcquiredNow() // the record settleAfter writes
 	o.marks.mark("acquired")
 	defer func() {
+		o.reportOutcome(err) // before the release, which follows it
 		if errors.Is(err, lockexec.ErrLockLost) {
 			// The server is most likely out of reach: don't hold up exit
 			// 76. Closing removes the nodes if the server can still be
@@ -140,6 +147,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	// started it (see lazyWatchdog), and lockexec.Supervise arms it.
 	wd := o.wd.wait()
 	lost, revoked := o.guard(runCtx, client, h, wd)
+	o.lost = new(sync.Once)
+	lost = o.reportLoss(runCtx, client, lost)
 	settled := o.settleAfter(settleDelay, leases, acquired)
 	defer settled.stop()
 	o.marks.mark("command")
@@ -157,7 +166,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		MaxRuntime:    o.MaxRuntime,
 		Watchdog:      wd,
 		Warn:          func(s string) { o.warnf("%s", s) },
+		Started:       func(pid int) { o.emit(Started{PID: pid}) },
 	})
+	o.reportLostBy(client, err)
 	if err == nil && once != nil {
 		o.recordSuccess(client, once, me)
 	}
@@ -307,6 +318,7 @@ func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-ch
 			case <-ctx.Done():
 				return
 			case r := <-in:
+				lockexec.WithoutSIGTTOU(func() { o.emit(Revoked{r}) })
 				noted := me
 				noted.Revoke = r.Revocation
 				nctx, cancel := context.WithTimeout(ctx, revokeNoteTimeout)
@@ -416,15 +428,16 @@ func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 	if err := c.WaitSession(ctx); err != nil && zkconn.IsSessionLoss(err) {
 		// Expired: the server has deleted the nodes already.
 		c.Close()
-		o.logf("released %s (the session had expired)", what)
+		o.reportRelease(paths, true, "the session had expired")
 		return
 	}
 	if c.CloseAcked(ctx) {
-		o.logf("released %s (session closed)", what)
+		o.reportRelease(paths, true, "session closed")
 		return
 	}
 	o.warnf("could not confirm the release of %s; the server drops it when the session expires, within %s",
 		what, c.Contact().Timeout)
+	o.reportRelease(paths, false, "")
 }
 
 // acquire connects and waits for the locks. A signal cancels the wait; the
@@ -472,7 +485,6 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, me owner.Ow
 // the back (with a new session if the old one is gone). --timeout counts
 // the whole wait across such rejoins.
 func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Client, held, error) {
-	start := time.Now()
 	client, err := o.dial(ctx)
 	if err != nil {
 		return nil, held{}, err
@@ -481,6 +493,7 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 	if err != nil {
 		return client, held{}, err
 	}
+	o.reportReentered(in)
 	// A --once-per job that can see a fresh success does not join the
 	// queue at all, and one that joins leaves it when a success is
 	// recorded while it waits (fresh.go).
@@ -493,13 +506,17 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 	joined := time.Now()
 	wait := o.Wait.start(joined)
 	var pw *progressWatch
-	if o.Progress != nil && !wait.IsNoWait() {
-		pw = newProgressWatch(o.Progress, joined, wait)
-		defer pw.close() // before the command starts, or the error is said
+	if o.Waits != WaitsNone && o.Events != nil && !wait.IsNoWait() {
+		pw = newProgressWatch(o.Events, o.Waits == WaitsLive, joined, wait)
 	}
+	defer func() {
+		// Before the command starts, or the error is said.
+		pw.close()
+		o.emit(WaitOver{Waited: time.Since(joined)})
+	}()
 	for {
 		lctx, stopFresh := fresh.during(ctx)
-		leases, waitingOn, err := o.lockAll(lctx, client, take, me, wait, start, pw)
+		leases, waitingOn, err := o.lockAll(lctx, client, take, me, wait, pw)
 		if recent := stopFresh(); recent != nil && err != nil {
 			return client, held{leases: leases}, recent
 		}
@@ -556,7 +573,7 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 // lockAll takes the paths in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
 // With pw set, it tells pw where each wait stands.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, start time.Time, pw *progressWatch) ([]*lock.Lease, string, error) {
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, pw *progressWatch) ([]*lock.Lease, string, error) {
 	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode()}
 	var leases []*lock.Lease
 	for _, path := range paths {
@@ -579,6 +596,7 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			}
 			o.logf("waiting for %s at position %d behind %s", path, at.Position, at.Ahead.Name)
 		}
+		began := time.Now()
 		l, err := lock.Acquire(lctx, client, path, r)
 		var selfErr *SelfWaitError
 		if err != nil && errors.As(context.Cause(lctx), &selfErr) {
@@ -589,7 +607,10 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 		if err != nil {
 			return leases, path, err
 		}
-		o.logf("acquired %s as %s after %s", path, l.Node, time.Since(start).Round(time.Millisecond))
+		if len(leases) == 0 {
+			o.heldSince = time.Now()
+		}
+		o.reportAcquired(ctx, client, l, time.Since(began))
 		leases = append(leases, l)
 	}
 	return leases, "", nil

@@ -45,6 +45,9 @@ type selfWatch struct {
 	ctx    context.Context
 	wg     sync.WaitGroup
 	seen   map[string]bool // nodes checked already
+	// ancestry says whether an ancestor of this process runs zklock; only
+	// then are the nodes read. Unknown until the first wait.
+	ancestry, known bool
 }
 
 func newSelfWatch(ctx context.Context, c *zkconn.Client, cancel context.CancelCauseFunc) *selfWatch {
@@ -57,6 +60,15 @@ func newSelfWatch(ctx context.Context, c *zkconn.Client, cancel context.CancelCa
 // ancestor becomes the one ahead.
 func (s *selfWatch) onWait(path string, at lock.Waiting) {
 	if !ancestryKnown {
+		return
+	}
+	if !s.known {
+		// A wait behind an ancestor needs an ancestor that runs zklock:
+		// without one (a cron storm, any job started by a scheduler) the
+		// wait costs no read.
+		s.ancestry, s.known = zklockAncestor(), true
+	}
+	if !s.ancestry {
 		return
 	}
 	for _, node := range []string{at.Holder, zkconn.Join(pathpkg.Dir(at.Node), at.Ahead.Name)} {

@@ -21,6 +21,20 @@ import (
 // a tree of any size.
 const WalkConcurrency = 128
 
+// A server that takes many reads in one request (ZooKeeper 3.6 and later,
+// see zkconn.MultiRead) gets the walk's reads in batches of up to
+// walkBatch, walkBatchConcurrency of them in flight: a server spends most
+// of a small read's time on the request around it, so the walk costs it a
+// fraction of one request per node.
+const (
+	walkBatch            = 128
+	walkBatchConcurrency = 16
+)
+
+// oneByOne makes the walk read one node per request, as it does for a
+// server older than 3.6; the tests set it to walk both ways.
+var oneByOne = false
+
 // Queue is a lock path's queue, and the last successful run recorded
 // there, if any. A path with a record and an empty queue is still listed,
 // for its record.
@@ -46,7 +60,8 @@ type Tree struct {
 //
 // The walk keeps up to WalkConcurrency requests in flight: listing a node
 // and reading each contender are separate pieces of work, so a wide tree
-// and a long queue are read alike.
+// and a long queue are read alike. A server that takes many reads in one
+// request gets them in batches (walkBatch).
 func Read(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
 	if err := zkconn.ValidatePath(root); err != nil {
 		return Tree{}, err
@@ -55,16 +70,30 @@ func Read(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
 	defer cancel()
 	w := &walk{c: c, root: root, cancel: cancel}
 	w.wake = sync.NewCond(&w.mu)
-	w.push(func(ctx context.Context) error { return w.list(ctx, root) })
-	var workers sync.WaitGroup
-	for range WalkConcurrency {
-		workers.Add(1)
+	workers := WalkConcurrency
+	// The root's listing tells whether the server takes batches.
+	err := zkconn.ErrMultiReadUnsupported
+	if !oneByOne {
+		err = w.listMany(ctx, []string{root})
+	}
+	switch {
+	case errors.Is(err, zkconn.ErrMultiReadUnsupported):
+		w.todo = nil
+		w.push(func(ctx context.Context) error { return w.list(ctx, root) })
+	case err != nil:
+		return Tree{}, err
+	default:
+		workers = walkBatchConcurrency
+	}
+	var pool sync.WaitGroup
+	for range workers {
+		pool.Add(1)
 		go func() {
-			defer workers.Done()
+			defer pool.Done()
 			w.work(ctx)
 		}()
 	}
-	workers.Wait()
+	pool.Wait()
 	if w.err != nil {
 		return Tree{}, w.err
 	}
@@ -136,20 +165,91 @@ func (w *walk) work(ctx context.Context) {
 // child is listed in turn.
 func (w *walk) list(ctx context.Context, p string) error {
 	children, err := w.c.Children(ctx, p)
+	if ok, err := w.listable(p, err); !ok {
+		return err
+	}
+	subs, refs, err := w.listed(ctx, p, children)
+	for _, sub := range subs {
+		w.push(func(ctx context.Context) error { return w.list(ctx, sub) })
+	}
+	for _, r := range refs {
+		w.push(func(ctx context.Context) error { return w.read(ctx, r.q, r.i, r.ct) })
+	}
+	return err
+}
+
+// listMany lists paths in one request, and queues what they hold in
+// batches: the nodes below them to list, the contenders to read.
+func (w *walk) listMany(ctx context.Context, paths []string) error {
+	reads := make([]zkconn.Read, len(paths))
+	for i, p := range paths {
+		reads[i] = zkconn.Read{Path: p, Children: true}
+	}
+	res, err := w.c.MultiRead(ctx, reads)
+	if err != nil {
+		return err
+	}
+	var subs []string
+	var refs []contender
+	for i, p := range paths {
+		if ok, err := w.listable(p, res[i].Err); !ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		s, r, err := w.listed(ctx, p, res[i].Children)
+		if err != nil {
+			return err
+		}
+		subs, refs = append(subs, s...), append(refs, r...)
+	}
+	for len(subs) > 0 {
+		n := min(len(subs), walkBatch)
+		chunk := subs[:n:n]
+		w.push(func(ctx context.Context) error { return w.listMany(ctx, chunk) })
+		subs = subs[n:]
+	}
+	for len(refs) > 0 {
+		n := min(len(refs), walkBatch)
+		chunk := refs[:n:n]
+		w.push(func(ctx context.Context) error { return w.readMany(ctx, chunk) })
+		refs = refs[n:]
+	}
+	return nil
+}
+
+// listable judges the listing of p: a node gone has nothing to list, one
+// this client may not list (other than the root) is skipped, any other
+// error ends the walk.
+func (w *walk) listable(p string, err error) (bool, error) {
 	switch {
+	case err == nil:
+		return true, nil
 	case errors.Is(err, zk.ErrNoNode):
-		return nil
+		return false, nil
 	case p != w.root && zkconn.IsPermission(err):
 		w.mu.Lock()
 		w.skipped = append(w.skipped, p)
 		w.mu.Unlock()
-		return nil
-	case err != nil:
-		return err
+		return false, nil
 	}
+	return false, err
+}
+
+// contender is one contender of a queue being read.
+type contender struct {
+	q  *pendingQueue
+	i  int // its place in q
+	ct lock.Contender
+}
+
+// listed takes the children of p: it returns the nodes below p to list and
+// the contenders to read, and queues the reading of a success record.
+func (w *walk) listed(ctx context.Context, p string, children []string) (subs []string, refs []contender, err error) {
 	cs, err := lock.Queued(ctx, w.c, p, children)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	isContender := make(map[string]bool, len(cs))
 	for _, ct := range cs {
@@ -164,16 +264,16 @@ func (w *walk) list(ctx context.Context, p string) error {
 			continue
 		}
 		if sub := zkconn.Join(p, name); sub != "/zookeeper" {
-			w.push(func(ctx context.Context) error { return w.list(ctx, sub) })
+			subs = append(subs, sub)
 		}
 	}
 	if len(cs) > 0 {
 		q := &pendingQueue{path: p, entries: make([]lock.Entry, len(cs)), found: make([]bool, len(cs)), left: len(cs)}
 		for i, ct := range cs {
-			w.push(func(ctx context.Context) error { return w.read(ctx, q, i, ct) })
+			refs = append(refs, contender{q, i, ct})
 		}
 	}
-	return nil
+	return subs, refs, nil
 }
 
 // pendingQueue is a queue whose contenders are being read; the last read
@@ -190,14 +290,49 @@ func (w *walk) read(ctx context.Context, q *pendingQueue, i int, ct lock.Contend
 	if err != nil {
 		return err
 	}
+	w.readOne(q, i, e, ok)
+	return nil
+}
+
+// readMany reads contenders in one request. One this client may not read
+// is read again alone, for the stat that needs no read right.
+func (w *walk) readMany(ctx context.Context, refs []contender) error {
+	reads := make([]zkconn.Read, len(refs))
+	for i, r := range refs {
+		reads[i] = zkconn.Read{Path: zkconn.Join(r.q.path, r.ct.Name)}
+	}
+	res, err := w.c.MultiRead(ctx, reads)
+	if err != nil {
+		return err
+	}
+	for i, r := range refs {
+		switch err := res[i].Err; {
+		case err == nil:
+			w.readOne(r.q, r.i, lock.EntryOf(ctx, w.c, r.q.path, r.ct, res[i].Data, res[i].Stat), true)
+		case errors.Is(err, zk.ErrNoNode):
+			w.readOne(r.q, r.i, lock.Entry{}, false)
+		case zkconn.IsPermission(err):
+			if err := w.read(ctx, r.q, r.i, r.ct); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+// readOne records contender i of q (ok: it was still there); the last one
+// read completes the queue.
+func (w *walk) readOne(q *pendingQueue, i int, e lock.Entry, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q.entries[i], q.found[i] = e, ok
 	if ok && e.Unreadable {
-		w.skipped = append(w.skipped, zkconn.Join(q.path, ct.Name))
+		w.skipped = append(w.skipped, zkconn.Join(q.path, e.Name))
 	}
 	if q.left--; q.left > 0 {
-		return nil
+		return
 	}
 	var entries []lock.Entry
 	for i, e := range q.entries {
@@ -208,7 +343,6 @@ func (w *walk) read(ctx context.Context, q *pendingQueue, i int, ct lock.Contend
 	if len(entries) > 0 {
 		w.queues = append(w.queues, lock.NewQueue(q.path, entries))
 	}
-	return nil
 }
 
 // readSuccess reads the success record at lock path p.

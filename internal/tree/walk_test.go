@@ -16,9 +16,10 @@ import (
 )
 
 // TestReadWide: the pipelined walk finds every lock of a wide tree,
-// each queue whole and in order, whatever order its replies come back in.
-// The tree has locks at two depths, plain nodes without locks, and queues
-// of several contenders, so that listings and reads overlap.
+// each queue whole and in order, whatever order its replies come back in,
+// with many reads in one request and, as for a server older than 3.6, one
+// by one. The tree has locks at two depths, plain nodes without locks, and
+// queues of several contenders, so that listings and reads overlap.
 func TestReadWide(t *testing.T) {
 	root := zktest.TestPath(t, "/t")
 	conn := shared.Raw(t)
@@ -75,27 +76,33 @@ func TestReadWide(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tree, err := Read(shared.Ctx(t, 30*time.Second), shared.Client(t), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tree.Queues) != locks || len(tree.Skipped) != 0 {
-		t.Fatalf("%d queues, skipped %v; want %d queues", len(tree.Queues), tree.Skipped, locks)
-	}
-	byPath := map[string]Queue{}
-	for _, q := range tree.Queues {
-		byPath[q.Path] = q
-	}
-	for i := range locks {
-		q, ok := byPath[lockPath(i)]
-		if !ok || len(q.Entries) != perLock {
-			t.Fatalf("%s: %+v", lockPath(i), q)
-		}
-		for k, e := range q.Entries {
-			if string(e.Data) != fmt.Sprintf("w%d-%d", i, k) || e.Position != k+1 || e.Holding != (k == 0) || e.Path != q.Path {
-				t.Fatalf("%s entry %d = %+v", q.Path, k, e)
+	for _, single := range []bool{false, true} {
+		t.Run(fmt.Sprintf("one-by-one=%v", single), func(t *testing.T) {
+			oneByOne = single
+			defer func() { oneByOne = false }()
+			tree, err := Read(shared.Ctx(t, 30*time.Second), shared.Client(t), root)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			if len(tree.Queues) != locks || len(tree.Skipped) != 0 {
+				t.Fatalf("%d queues, skipped %v; want %d queues", len(tree.Queues), tree.Skipped, locks)
+			}
+			byPath := map[string]Queue{}
+			for _, q := range tree.Queues {
+				byPath[q.Path] = q
+			}
+			for i := range locks {
+				q, ok := byPath[lockPath(i)]
+				if !ok || len(q.Entries) != perLock {
+					t.Fatalf("%s: %+v", lockPath(i), q)
+				}
+				for k, e := range q.Entries {
+					if string(e.Data) != fmt.Sprintf("w%d-%d", i, k) || e.Position != k+1 || e.Holding != (k == 0) || e.Path != q.Path {
+						t.Fatalf("%s entry %d = %+v", q.Path, k, e)
+					}
+				}
+			}
+		})
 	}
 }
 

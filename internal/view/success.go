@@ -18,7 +18,10 @@ type SuccessJSON struct {
 	PID    int       `json:"pid,omitempty"`
 	User   string    `json:"user,omitempty"`
 	Cmd    []string  `json:"cmd,omitempty"`
-	Client string    `json:"client,omitempty"` // a record not written by zklock, as text
+	// CmdBytes is the command byte for byte (base64), when an argument
+	// is not valid UTF-8.
+	CmdBytes [][]byte `json:"cmd_bytes,omitempty"`
+	Client   string   `json:"client,omitempty"` // a record not written by zklock, as text
 }
 
 func successJSON(s *success.Record) *SuccessJSON {
@@ -27,7 +30,7 @@ func successJSON(s *success.Record) *SuccessJSON {
 	}
 	j := &SuccessJSON{At: s.At, Zklock: s.ByZklock, Client: s.Raw}
 	if s.ByZklock {
-		j.Host, j.PID, j.User, j.Cmd = s.Owner.Host, s.Owner.PID, s.Owner.User, s.Owner.Cmd
+		j.Host, j.PID, j.User, j.Cmd, j.CmdBytes = s.Owner.Host, s.Owner.PID, s.Owner.User, s.Owner.Cmd, s.Owner.CmdBytes
 	}
 	return j
 }

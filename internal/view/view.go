@@ -19,18 +19,21 @@ import (
 
 // EntryJSON is the stable JSON form of one queue entry.
 type EntryJSON struct {
-	Path     string    `json:"path"`
-	Position int       `json:"position"`
-	Node     string    `json:"node"` // the node's path below the lock path
-	Seq      int32     `json:"seq"`
-	State    string    `json:"state"`  // "holding" or "waiting"
-	Mode     string    `json:"mode"`   // "exclusive", "shared" or "lease"
-	Flavor   string    `json:"flavor"` // node naming: "curator", "kazoo" or "unknown"
-	Zklock   bool      `json:"zklock"` // the node was written by zklock
-	Host     string    `json:"host,omitempty"`
-	PID      int       `json:"pid,omitempty"`
-	User     string    `json:"user,omitempty"`
-	Cmd      []string  `json:"cmd,omitempty"`
+	Path     string   `json:"path"`
+	Position int      `json:"position"`
+	Node     string   `json:"node"` // the node's path below the lock path
+	Seq      int32    `json:"seq"`
+	State    string   `json:"state"`  // "holding" or "waiting"
+	Mode     string   `json:"mode"`   // "exclusive", "shared" or "lease"
+	Flavor   string   `json:"flavor"` // node naming: "curator", "kazoo" or "unknown"
+	Zklock   bool     `json:"zklock"` // the node was written by zklock
+	Host     string   `json:"host,omitempty"`
+	PID      int      `json:"pid,omitempty"`
+	User     string   `json:"user,omitempty"`
+	Cmd      []string `json:"cmd,omitempty"`
+	// CmdBytes is the command byte for byte (base64), when an argument
+	// is not valid UTF-8, which cmd shows as U+FFFD.
+	CmdBytes [][]byte  `json:"cmd_bytes,omitempty"`
 	Since    time.Time `json:"since"`
 	Client   string    `json:"client,omitempty"` // another client's data, as text
 	Session  string    `json:"session"`
@@ -66,7 +69,7 @@ func toJSON(e lock.Entry, d owner.NodeData) EntryJSON {
 	}
 	if o := d.Owner; d.ByZklock {
 		j.Zklock = true
-		j.Host, j.PID, j.User, j.Cmd, j.Version = o.Host, o.PID, o.User, o.Cmd, o.Zklock
+		j.Host, j.PID, j.User, j.Cmd, j.CmdBytes, j.Version = o.Host, o.PID, o.User, o.Cmd, o.CmdBytes, o.Zklock
 		if !o.Since.IsZero() {
 			j.Since = o.Since
 		}

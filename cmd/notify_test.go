@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/lock"
+)
+
+// notifySocket binds a datagram socket as systemd does, and returns its
+// name and a function that reads the next datagram.
+func notifySocket(t *testing.T) (string, func() string) {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "notify")
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return name, func() string {
+		buf := make([]byte, 4096)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _, err := c.ReadFromUnix(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(buf[:n])
+	}
+}
+
+// TestNotifier: what systemd hears of a run that waits, on a clock the
+// test ticks: the status and an extension as the wait begins, another
+// extension on every tick while it waits, a last one when the wait is
+// over (for the command's own start), then the holding status and, under
+// --notify-ready, READY=1 once the command runs.
+func TestNotifier(t *testing.T) {
+	socket, next := notifySocket(t)
+	var warned []string
+	n := newNotifier(func(k string) string {
+		if k == "NOTIFY_SOCKET" {
+			return socket
+		}
+		return ""
+	}, true, func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) })
+	if n == nil {
+		t.Fatalf("no notifier: %v", warned)
+	}
+	ticks := make(chan time.Time)
+	stopped := make(chan struct{})
+	n.tick = func(d time.Duration) (<-chan time.Time, func()) {
+		if d != notifyExtendEvery {
+			t.Errorf("ticks every %s, want %s", d, notifyExtendEvery)
+		}
+		return ticks, func() { close(stopped) }
+	}
+	since := time.Date(2026, 11, 21, 3, 0, 0, 0, time.Local)
+	d := owner.Owner{Zklock: "1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"./run.sh"}}
+	st := runner.WaitStatus{Path: "/locks/x", Position: 2,
+		Holder: &runner.Holder{Contender: lock.Contender{Name: "_c_a-lock-0000000001"}, NodeData: owner.Decode(d.Encode()), HeldSince: since}}
+	extend := fmt.Sprintf("EXTEND_TIMEOUT_USEC=%d\n", notifyExtendBy.Microseconds())
+
+	n.event(st)
+	if got, want := next(), "STATUS=waiting for /locks/x, position 2, held by deploy@web-3 pid 81233 (./run.sh) since 2026-11-21 03:00\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for i := range 3 {
+		if got := next(); got != extend {
+			t.Errorf("extension %d: %q, want %q", i, got, extend)
+		}
+		ticks <- time.Now()
+	}
+	if got := next(); got != extend { // the third tick's
+		t.Errorf("got %q", got)
+	}
+	n.event(runner.WaitOver{Waited: time.Hour})
+	<-stopped
+	if got := next(); got != extend {
+		t.Errorf("after the wait: %q, want the last extension", got)
+	}
+	n.event(runner.Acquired{Path: "/locks/x"})
+	if got := next(); got != "STATUS=holding /locks/x\n" {
+		t.Errorf("got %q", got)
+	}
+	n.event(runner.Started{PID: 4242})
+	if got := next(); got != "READY=1\nSTATUS=holding /locks/x, command running as pid 4242\n" {
+		t.Errorf("got %q", got)
+	}
+	n.close()
+	if len(warned) > 0 {
+		t.Errorf("warned: %v", warned)
+	}
+}
+
+// TestNotifierNone: without NOTIFY_SOCKET there is nothing to tell, and
+// --notify-ready says so; a socket systemd could not have set is a
+// warning, once.
+func TestNotifierNone(t *testing.T) {
+	var warned []string
+	warnf := func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }
+	if n := newNotifier(func(string) string { return "" }, false, warnf); n != nil || len(warned) > 0 {
+		t.Errorf("without NOTIFY_SOCKET: %v, %v", n, warned)
+	}
+	if n := newNotifier(func(string) string { return "" }, true, warnf); n != nil || len(warned) != 1 || !strings.Contains(warned[0], "NOTIFY_SOCKET is not set") {
+		t.Errorf("--notify-ready without NOTIFY_SOCKET: %v", warned)
+	}
+	warned = nil
+	if n := newNotifier(func(string) string { return "relative" }, false, warnf); n != nil || len(warned) != 1 {
+		t.Errorf("NOTIFY_SOCKET=relative: %v", warned)
+	}
+	var nilNotifier *notifier
+	nilNotifier.event(runner.Started{PID: 1})
+	nilNotifier.close()
+}

@@ -1,0 +1,158 @@
+package promfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func value(t *testing.T, name string, f family, l labels) (float64, bool) {
+	t.Helper()
+	s, err := read(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := s[f.name][l]
+	return v, ok
+}
+
+// TestRecord: counters add up over runs, the last success stays when a
+// later run fails or is skipped, other jobs' series stay as they were,
+// and a path with the characters the format escapes reads back as it was
+// written.
+func TestRecord(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "zklock.prom")
+	t0 := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+	odd := `/locks/a"b\c`
+	runs := []Run{
+		{Paths: []string{"/locks/a", "/locks/b"}, End: t0, Outcome: "success", Wait: time.Second, Hold: 2 * time.Second, Held: true},
+		{Paths: []string{odd}, End: t0.Add(time.Minute), Outcome: "busy", ExitCode: 75},
+		{Paths: []string{"/locks/a"}, End: t0.Add(time.Hour), Outcome: "failure", ExitCode: 3, Wait: 5 * time.Second, Hold: time.Second, Held: true},
+		{Paths: []string{"/locks/a"}, End: t0.Add(2 * time.Hour), Outcome: "skipped", ExitCode: 75},
+	}
+	for _, r := range runs {
+		if err := Record(name, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		f    family
+		l    labels
+		want float64
+	}{
+		{runsTotal, labels{"/locks/a", "success"}, 1},
+		{runsTotal, labels{"/locks/a", "failure"}, 1},
+		{runsTotal, labels{"/locks/a", "skipped"}, 1},
+		{runsTotal, labels{"/locks/a", "lost"}, 0},
+		{runsTotal, labels{odd, "busy"}, 1},
+		{lastSuccess, labels{path: "/locks/a"}, seconds(t0)},
+		{lastRun, labels{path: "/locks/a"}, seconds(t0.Add(2 * time.Hour))},
+		{lastExit, labels{path: "/locks/a"}, 75},
+		{lastWait, labels{path: "/locks/a"}, 0},
+		{lastWait, labels{path: "/locks/b"}, 1},
+		{lastHold, labels{path: "/locks/a"}, 1}, // kept from the last run that held it
+		{lastHold, labels{path: "/locks/b"}, 2},
+		{lastExit, labels{path: odd}, 75},
+	} {
+		if got, ok := value(t, name, tc.f, tc.l); !ok || got != tc.want {
+			t.Errorf("%s%v = %v (%v), want %v", tc.f.name, tc.l, got, ok, tc.want)
+		}
+	}
+	if _, ok := value(t, name, runsTotal, labels{"/locks/b", "success"}); ok {
+		t.Errorf("runs of a job are counted under its first path only")
+	}
+	if _, ok := value(t, name, lastSuccess, labels{path: odd}); ok {
+		t.Errorf("a job that never succeeded has a last success")
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `{path="/locks/a\"b\\c",outcome="busy"} 1`) {
+		t.Errorf("the odd path is not escaped as the format says:\n%s", b)
+	}
+	for _, f := range families {
+		if !strings.Contains(string(b), "# HELP "+f.name+" ") || !strings.Contains(string(b), "# TYPE "+f.name+" "+f.kind+"\n") {
+			t.Errorf("no HELP and TYPE for %s", f.name)
+		}
+	}
+	st, err := os.Stat(name)
+	if err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("the file's mode is %v (%v), want 0644 for node_exporter's user to read it", st.Mode(), err)
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(name), ".*.tmp"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+// TestRecordConcurrent: runs that end at once, of one job and of
+// several, lose no increment: each holds the sidecar's lock (its own open
+// file, as separate processes have) for its read, add and rename.
+func TestRecordConcurrent(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "zklock.prom")
+	const jobs, runs = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, jobs*runs)
+	for j := range jobs {
+		for range runs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- Record(name, Run{Paths: []string{fmt.Sprintf("/locks/%d", j)}, End: time.Now(), Outcome: "success"})
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for j := range jobs {
+		if got, _ := value(t, name, runsTotal, labels{fmt.Sprintf("/locks/%d", j), "success"}); got != runs {
+			t.Errorf("job %d: %v runs counted, want %d", j, got, runs)
+		}
+	}
+}
+
+// TestRecordFails: a directory that cannot be written is an error to
+// report, and the file is left as it was.
+func TestRecordFails(t *testing.T) {
+	if err := Record(filepath.Join(t.TempDir(), "missing", "zklock.prom"), Run{Paths: []string{"/a"}, Outcome: "success"}); err == nil {
+		t.Error("a file in a directory that does not exist was written")
+	}
+	if err := Record(filepath.Join(t.TempDir(), "zklock.prom"), Run{Outcome: "success"}); err == nil {
+		t.Error("a run without a path was recorded")
+	}
+}
+
+// TestParseSample: what write writes, read back; what it never writes,
+// dropped.
+func TestParseSample(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		name string
+		l    labels
+		v    float64
+		ok   bool
+	}{
+		{`zklock_runs_total{path="/a",outcome="success"} 3`, "zklock_runs_total", labels{"/a", "success"}, 3, true},
+		{`zklock_last_exit_code{path="/a\\\"b\nc"} 1`, "zklock_last_exit_code", labels{path: "/a\\\"b\nc"}, 1, true},
+		{`zklock_last_run_timestamp_seconds{path="/a"} 1795607052.238`, "zklock_last_run_timestamp_seconds", labels{path: "/a"}, 1795607052.238, true},
+		{`# HELP zklock_runs_total {path="x"} 1`, "", labels{}, 0, false},
+		{`zklock_runs_total{path="/a} 3`, "", labels{}, 0, false},
+		{`zklock_runs_total{path="/a"} x`, "zklock_runs_total", labels{path: "/a"}, 0, false},
+		{`garbage`, "", labels{}, 0, false},
+	} {
+		name, l, v, ok := parseSample(tc.line)
+		if ok != tc.ok || (ok && (name != tc.name || l != tc.l || v != tc.v)) {
+			t.Errorf("parseSample(%q) = %q %v %v %v", tc.line, name, l, v, ok)
+		}
+	}
+}

@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zklock/zklock/internal/files"
 )
 
 // Outcomes are the values of zklock_runs_total's outcome label. Each path
@@ -131,10 +133,12 @@ func seconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
 
 // read reads the file's series. A missing file has none; lines of other
 // families, and lines that do not parse, are dropped (the file is
-// zklock's, and rewritten whole).
+// zklock's, and rewritten whole). It is read as every file zklock is
+// given: a FIFO or a device named *.prom is refused, not waited on or
+// read forever.
 func read(name string) (series, error) {
 	s := series{}
-	data, err := os.ReadFile(name)
+	data, err := files.Metrics.Read(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -153,6 +154,39 @@ func TestParseSample(t *testing.T) {
 		name, l, v, ok := parseSample(tc.line)
 		if ok != tc.ok || (ok && (name != tc.name || l != tc.l || v != tc.v)) {
 			t.Errorf("parseSample(%q) = %q %v %v %v", tc.line, name, l, v, ok)
+		}
+	}
+}
+
+// TestRecordRefusesEndlessFiles: a metrics file that is not a regular
+// file (a FIFO named *.prom, a link to a device) is an error at once: it
+// must neither hang zklock after its command, waiting for a writer that
+// never comes, nor fill its memory with a read that never ends.
+func TestRecordRefusesEndlessFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.prom")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.prom")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{fifo, zero} {
+		done := make(chan error, 1)
+		go func() { done <- Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}) }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: recorded", name)
+			}
+		case <-time.After(5 * time.Second):
+			// Let the read end: a writer for the FIFO, which closes at
+			// once, or the test's end for /dev/zero.
+			if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				w.Close()
+			}
+			t.Fatalf("%s: Record still reading after 5s", name)
 		}
 	}
 }

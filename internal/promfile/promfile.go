@@ -76,6 +76,10 @@ func Record(name string, r Run) error {
 	if len(r.Paths) == 0 {
 		return errors.New("no lock path to label the series with")
 	}
+	name, err := followLinks(name)
+	if err != nil {
+		return err
+	}
 	unlock, err := lockSidecar(name)
 	if err != nil {
 		return err
@@ -272,6 +276,36 @@ func (s series) write(name string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), name)
+}
+
+// maxLinks bounds following links, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// followLinks is the file that name leads to through symbolic links, even
+// one that does not exist yet. The rename that replaces the file must
+// replace that one: renamed over a link, it would replace the link, and
+// the file it pointed to, the one the collector reads through it, would
+// never change again. The sidecar is then beside that file too, so runs
+// naming the link and runs naming the file take turns on one lock.
+func followLinks(name string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Mode()&fs.ModeSymlink == 0) {
+			return name, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		target, err := os.Readlink(name)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(name), target)
+		}
+		name = target
+	}
+	return "", fmt.Errorf("%s: more than %d symbolic links in a row", name, maxLinks)
 }
 
 // sidecar is the lock file beside name: hidden, and not *.prom.

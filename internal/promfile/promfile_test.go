@@ -190,3 +190,28 @@ func TestRecordRefusesEndlessFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordThroughLink: a metrics file named through a symbolic link (a
+// file kept elsewhere, linked into the collector's directory) is updated
+// where the link points, and the link stays: replacing the link with a
+// file of its own would leave the collector reading a copy that no later
+// run updates, while runs naming the target count apart from runs
+// naming the link.
+func TestRecordThroughLink(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "zklock.prom")
+	link := filepath.Join(t.TempDir(), "zklock.prom")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{link, target, link} {
+		if err := Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v, %v", fi.Mode(), err)
+	}
+	if got, _ := value(t, target, runsTotal, labels{"/a", "success"}); got != 3 {
+		t.Errorf("the target counts %v runs, want 3", got)
+	}
+}

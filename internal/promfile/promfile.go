@@ -107,8 +107,15 @@ func (s series) set(f family, l labels, v float64) {
 	s[f.name][l] = v
 }
 
+// pathLabel is a lock path as a label value. The text format's label
+// values are UTF-8, and one that is not makes the collector reject the
+// whole file: a path that is not (a run refused for it is counted too)
+// has U+FFFD in place of each bad byte, and so has one read back from a
+// file written before.
+func pathLabel(p string) string { return strings.ToValidUTF8(p, "\uFFFD") }
+
 func (s series) add(r Run) {
-	job := r.Paths[0]
+	job := pathLabel(r.Paths[0])
 	end := seconds(r.End)
 	s.set(lastRun, labels{path: job}, end)
 	s.set(lastExit, labels{path: job}, float64(r.ExitCode))
@@ -116,6 +123,7 @@ func (s series) add(r Run) {
 		s.set(lastSuccess, labels{path: job}, end)
 	}
 	for _, p := range r.Paths {
+		p = pathLabel(p)
 		s.set(lastWait, labels{path: p}, r.Wait.Seconds())
 		if r.Held {
 			s.set(lastHold, labels{path: p}, r.Hold.Seconds())
@@ -158,6 +166,7 @@ func read(name string) (series, error) {
 	for sc.Scan() {
 		name, l, v, ok := parseSample(sc.Text())
 		if f, known := known[name]; ok && known {
+			l.path = pathLabel(l.path)
 			s.set(f, l, v)
 		}
 	}

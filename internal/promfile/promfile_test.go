@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func value(t *testing.T, name string, f family, l labels) (float64, bool) {
@@ -213,5 +214,32 @@ func TestRecordThroughLink(t *testing.T) {
 	}
 	if got, _ := value(t, target, runsTotal, labels{"/a", "success"}); got != 3 {
 		t.Errorf("the target counts %v runs, want 3", got)
+	}
+}
+
+// TestRecordInvalidUTF8: a run refused for a lock path that is not UTF-8
+// is still counted, under a label the text format can carry. Written as
+// given, that one line made node_exporter (and promtool) reject the whole
+// file, every job's series with it, and every later run wrote it back.
+func TestRecordInvalidUTF8(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "zklock.prom")
+	// A file such a run left behind heals too.
+	if err := os.WriteFile(name, []byte("zklock_last_exit_code{path=\"/old\xfe\"} 64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/bad\xff", "/good", "/bad\xff"} {
+		if err := Record(name, Run{Paths: []string{p}, End: time.Now(), ExitCode: 64, Outcome: "error"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(data) {
+		t.Errorf("the file is not UTF-8:\n%s", data)
+	}
+	if got, _ := value(t, name, runsTotal, labels{"/bad\uFFFD", "error"}); got != 2 {
+		t.Errorf("the refused runs count %v, want 2", got)
 	}
 }

@@ -51,7 +51,7 @@ func TestRoundTripOnTheWire(t *testing.T) {
 	now = now.Add(300 * time.Millisecond)
 	resp := make([]byte, 20)
 	resp[6], resp[7] = 0x0f, 0xa0 // 4000 ms
-	resp[15] = 1                   // session 1
+	resp[15] = 1                  // session 1
 	fc.in.Write(frame(resp...))
 	c.Read(make([]byte, 4096))
 	if got := tr.roundTrip().srtt; got != 300*time.Millisecond {

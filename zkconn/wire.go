@@ -52,6 +52,9 @@ type wireTracker struct {
 	authRequired bool
 	// cur is the connection go-zookeeper uses now: the last one dialled.
 	cur *trackedConn
+	// rtt is the round-trip estimate of cur, or of the connection before
+	// until cur has a sample (roundtrip.go).
+	rtt roundTrip
 	// created maps the paths of nodes this session created to the zxid of
 	// their create, which is the node's czxid: the fencing token, without
 	// the extra round trip of an exists call.
@@ -90,8 +93,10 @@ type trackedConn struct {
 	// answeredAny: a reply came on this connection after the handshake;
 	// counted: its end was counted as a refusal (see ended).
 	answeredAny, counted bool
-	out                  frameReader // client → server
-	in                   frameReader // server → client
+	// rtt is this connection's round-trip estimate (roundtrip.go).
+	rtt roundTrip
+	out frameReader // client → server
+	in  frameReader // server → client
 }
 
 // request is what the tracker remembers of a request until its reply.
@@ -102,6 +107,9 @@ type request struct {
 	// resume: a ConnectRequest that resumes a session (its session id is
 	// not 0).
 	resume bool
+	// queued: an older request was still waiting for its reply when this
+	// one was sent (roundtrip.go).
+	queued bool
 }
 
 // wrap returns conn to address instrumented by t, and makes it the
@@ -121,7 +129,7 @@ func (c *trackedConn) Write(b []byte) (int, error) {
 		// Every frame the client sends expects exactly one reply: the
 		// ConnectRequest a ConnectResponse, every other request a reply
 		// with the same xid.
-		r := request{sent: sent}
+		r := request{sent: sent, queued: len(c.pending) > 0}
 		if first && len(frame) >= 24 {
 			// ConnectRequest: int32 protocolVersion, int64 lastZxidSeen,
 			// int32 timeOut, int64 sessionId, …
@@ -255,6 +263,7 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	// for go-zookeeper, which sets its own before every read from now on.
 	_ = c.Conn.SetDeadline(time.Time{})
 	c.remember(completion{sent: req.sent, replied: replied})
+	c.sampled(req.sent, replied, req.queued)
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	c.t.session, c.t.passwd = session, passwd
@@ -342,6 +351,7 @@ func (c *trackedConn) reply(frame []byte, replied time.Time) {
 		certified = req.sent
 	}
 	c.remember(completion{sent: req.sent, replied: replied})
+	c.sampled(req.sent, replied, req.queued)
 	if ok {
 		c.answeredAny = true
 	}

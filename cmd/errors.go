@@ -138,6 +138,8 @@ func message(err error, help string) string {
 		return err.Error() + " (check --jaas or the --sasl flags)"
 	case errors.As(err, &tlsErr):
 		return err.Error() + tlsHints[tlsErr.Problem]
+	case errors.As(err, new(*runner.UnkeptSessionError)):
+		return err.Error() + " (the servers answer, but too slowly for this session timeout: try a longer --session-timeout)"
 	case errors.Is(err, zkconn.ErrUnavailable):
 		return err.Error() + " (check --servers, ZKLOCK_SERVERS or servers in the config file)"
 	case zkconn.IsPermission(err):

@@ -37,8 +37,9 @@ var exitCodes = []reference{
 		"semaphore); `--protect` under a parent that lets everyone delete; an exclusive request " +
 		"inside an ancestor's shared hold; `--once-per` on a path an ancestor holds"},
 	{"69", "ZooKeeper unreachable, no session within `--connect-timeout` (also for a waiter whose " +
-		"session expired and that cannot open a new one), no Kerberos KDC reachable, or the " +
-		"session failed before the command started"},
+		"session expired and that cannot open a new one, or whose sessions were lost 3 times in a row " +
+		"before they could join the queue), no Kerberos KDC reachable, or the session failed before " +
+		"the command started"},
 	{"75", "busy (`tryrun`), `--timeout` expired, or `--once-per`: the command succeeded within the " +
 		"window, so it did not run (for `revoke --wait`: the holder had not released in time; for " +
 		"`forget`: new successes kept being recorded while it deleted the record). Change it with " +

@@ -109,3 +109,42 @@ func TestOncePerClockSkew(t *testing.T) {
 		}
 	})
 }
+
+// TestOncePerStandaloneClockStep: a standalone server numbers every write
+// in epoch 0, across restarts, so one epoch does not mean one clock there:
+// a server restarted with its clock set 2h forward (a wrong clock fixed,
+// a host restored) dates the next stamp 2h after a success it dated a
+// minute ago. The job must not run again within its window of 1h.
+func TestOncePerStandaloneClockStep(t *testing.T) {
+	zktest.NeedServer(t)
+	env, err := zktest.Faketime(-2 * time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c, err := zktest.StartStandalone(ctx, zktest.Options{ServerEnv: map[int][]string{1: env}})
+	if err != nil {
+		t.Fatalf("cannot start a standalone server with a slow clock: %v", err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	path, runs := lockPath(t), filepath.Join(t.TempDir(), "runs")
+	job := func() result {
+		return runWithin(t, 60*time.Second, zklock(t, "--servers", c.ConnectString(), "-v", "run", "--once-per", "1h", "--path", path,
+			"--", "sh", "-c", `echo x >> "$1"`, "sh", runs))
+	}
+	if r := job(); r.code != 0 {
+		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
+	}
+	c.Server(0).SetEnv(nil)
+	if err := c.Server(0).Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := job()
+	if n := lines(runs); n != 1 {
+		t.Fatalf("the job ran %d times within its window of 1h, its server's clock set 2h forward in between; stderr: %s", n, r.stderr)
+	}
+	if r.code != 75 || !strings.Contains(r.stderr, "old by the servers' clocks") || !strings.Contains(r.stderr, "old by the clock of") {
+		t.Errorf("exit %d, want 75 and both ages; stderr: %s", r.code, r.stderr)
+	}
+}

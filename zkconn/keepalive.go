@@ -176,9 +176,12 @@ func (c *Client) dropIfSilent(now time.Time, silence time.Duration) {
 	}
 	tc := conn.(*trackedConn)
 	if tc.drop() {
-		c.debugf("%s silent for %s: moving to another server", c.conn.Server(), now.Sub(sent).Round(time.Millisecond))
+		c.debugf(silentFormat, c.conn.Server(), now.Sub(sent).Round(time.Millisecond))
 	}
 }
+
+// silentFormat is the -v line for a connection dropped as silent.
+const silentFormat = "%s silent for %s: moving to another server"
 
 // drop closes the connection once; it reports whether this call closed it.
 func (c *trackedConn) drop() bool {

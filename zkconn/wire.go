@@ -2,8 +2,11 @@ package zkconn
 
 import (
 	"encoding/binary"
+	"errors"
+	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zklock/zklock/internal/jute"
@@ -52,6 +55,9 @@ type wireTracker struct {
 	authRequired bool
 	// cur is the connection go-zookeeper uses now: the last one dialled.
 	cur *trackedConn
+	// rtt is the round-trip estimate of cur, or of the connection before
+	// until cur has a sample (roundtrip.go).
+	rtt roundTrip
 	// created maps the paths of nodes this session created to the zxid of
 	// their create, which is the node's czxid: the fencing token, without
 	// the extra round trip of an exists call.
@@ -87,11 +93,15 @@ type trackedConn struct {
 	handshook bool         // the ConnectResponse has arrived
 	resumed   bool         // the ConnectRequest resumed a session
 	dropped   bool         // closed by the keepalive for silence
+	// closedHere: go-zookeeper closed it (see ended).
+	closedHere bool
 	// answeredAny: a reply came on this connection after the handshake;
 	// counted: its end was counted as a refusal (see ended).
 	answeredAny, counted bool
-	out                  frameReader // client → server
-	in                   frameReader // server → client
+	// rtt is this connection's round-trip estimate (roundtrip.go).
+	rtt roundTrip
+	out frameReader // client → server
+	in  frameReader // server → client
 }
 
 // request is what the tracker remembers of a request until its reply.
@@ -102,6 +112,9 @@ type request struct {
 	// resume: a ConnectRequest that resumes a session (its session id is
 	// not 0).
 	resume bool
+	// queued: an older request was still waiting for its reply when this
+	// one was sent (roundtrip.go).
+	queued bool
 }
 
 // wrap returns conn to address instrumented by t, and makes it the
@@ -121,7 +134,7 @@ func (c *trackedConn) Write(b []byte) (int, error) {
 		// Every frame the client sends expects exactly one reply: the
 		// ConnectRequest a ConnectResponse, every other request a reply
 		// with the same xid.
-		r := request{sent: sent}
+		r := request{sent: sent, queued: len(c.pending) > 0}
 		if first && len(frame) >= 24 {
 			// ConnectRequest: int32 protocolVersion, int64 lastZxidSeen,
 			// int32 timeOut, int64 sessionId, …
@@ -159,20 +172,31 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 		c.mu.Unlock()
 	}
 	if err != nil {
-		c.ended()
+		c.ended(err)
 	}
 	return n, err
 }
 
 // ended counts a connection that carried the session but ended before
 // the server answered anything on it successfully, not even a ping: a
-// server that
-// demands authentication (enforce.auth) closes the connection at the
-// first request, and go-zookeeper resumes the session on a new one, over
-// and over. A reply on any connection resets the count (see refused).
-func (c *trackedConn) ended() {
+// server that demands authentication (enforce.auth) closes the connection
+// at the first request, and go-zookeeper resumes the session on a new
+// one, over and over. A reply on any connection resets the count (see
+// refused).
+//
+// Only the server's own close counts, as a refusal or as a refused resume
+// (restore.go): an end of stream or a reset, on a connection zklock did
+// not close itself. A connection the keepalive dropped as silent, one that
+// go-zookeeper closed, and a read that ran into a deadline (the handshake
+// bound's, or go-zookeeper's) say nothing of what the server accepts: on a
+// slow link they happen to every connection, and counting them turned a
+// reply slower than the silence bound into a permission error.
+func (c *trackedConn) ended(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.dropped || c.closedHere || !serverClosed(err) {
+		return
+	}
 	if c.resumed && !c.handshook && !c.counted && c.t.refusedResume != nil {
 		// The server closed a resume without answering it (restore.go).
 		c.counted = true
@@ -186,6 +210,21 @@ func (c *trackedConn) ended() {
 	c.t.mu.Lock()
 	c.t.refusals++
 	c.t.mu.Unlock()
+}
+
+// serverClosed reports whether a read's error is the server closing the
+// connection: an end of stream (with TLS, perhaps cut short) or a reset.
+func serverClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// Close closes the connection for go-zookeeper: its own close, which ended
+// does not count.
+func (c *trackedConn) Close() error {
+	c.mu.Lock()
+	c.closedHere = true
+	c.mu.Unlock()
+	return c.Conn.Close()
 }
 
 // The handshake deadline. go-zookeeper waits for a ConnectResponse for ten
@@ -255,6 +294,7 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	// for go-zookeeper, which sets its own before every read from now on.
 	_ = c.Conn.SetDeadline(time.Time{})
 	c.remember(completion{sent: req.sent, replied: replied})
+	c.sampled(req.sent, replied, req.queued)
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	c.t.session, c.t.passwd = session, passwd
@@ -342,6 +382,7 @@ func (c *trackedConn) reply(frame []byte, replied time.Time) {
 		certified = req.sent
 	}
 	c.remember(completion{sent: req.sent, replied: replied})
+	c.sampled(req.sent, replied, req.queued)
 	if ok {
 		c.answeredAny = true
 	}

@@ -1,6 +1,7 @@
 // Package files reads every file zklock is given by name: its
 // configuration, the auth and password files, the TLS and JAAS files,
-// and Kerberos's keytab, ticket cache and krb5.conf. All go through Read,
+// Kerberos's keytab, ticket cache and krb5.conf, and the metrics file
+// that runs read back before they add to it. All go through Read,
 // so that none of them can hang zklock or fill its memory:
 //
 //   - A file is opened without blocking and must be a regular file: a FIFO
@@ -76,6 +77,9 @@ var (
 	Keytab      = Kind{What: "keytab", Max: 1 << 20, Secret: Always}
 	TicketCache = Kind{What: "ticket cache", Max: 1 << 20, Secret: Always}
 	Krb5Conf    = Kind{What: "Kerberos configuration", Max: 1 << 20}
+	// The metrics file that runs share: about 1.5 KiB a job, so this
+	// holds some ten thousand jobs.
+	Metrics = Kind{What: "metrics file", Max: 16 << 20}
 )
 
 // Read reads the file name as a file of kind k (see the package comment).

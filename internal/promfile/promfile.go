@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zklock/zklock/internal/files"
 )
 
 // Outcomes are the values of zklock_runs_total's outcome label. Each path
@@ -74,6 +76,10 @@ func Record(name string, r Run) error {
 	if len(r.Paths) == 0 {
 		return errors.New("no lock path to label the series with")
 	}
+	name, err := followLinks(name)
+	if err != nil {
+		return err
+	}
 	unlock, err := lockSidecar(name)
 	if err != nil {
 		return err
@@ -101,8 +107,15 @@ func (s series) set(f family, l labels, v float64) {
 	s[f.name][l] = v
 }
 
+// pathLabel is a lock path as a label value. The text format's label
+// values are UTF-8, and one that is not makes the collector reject the
+// whole file: a path that is not (a run refused for it is counted too)
+// has U+FFFD in place of each bad byte, and so has one read back from a
+// file written before.
+func pathLabel(p string) string { return strings.ToValidUTF8(p, "\uFFFD") }
+
 func (s series) add(r Run) {
-	job := r.Paths[0]
+	job := pathLabel(r.Paths[0])
 	end := seconds(r.End)
 	s.set(lastRun, labels{path: job}, end)
 	s.set(lastExit, labels{path: job}, float64(r.ExitCode))
@@ -110,6 +123,7 @@ func (s series) add(r Run) {
 		s.set(lastSuccess, labels{path: job}, end)
 	}
 	for _, p := range r.Paths {
+		p = pathLabel(p)
 		s.set(lastWait, labels{path: p}, r.Wait.Seconds())
 		if r.Held {
 			s.set(lastHold, labels{path: p}, r.Hold.Seconds())
@@ -131,10 +145,12 @@ func seconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
 
 // read reads the file's series. A missing file has none; lines of other
 // families, and lines that do not parse, are dropped (the file is
-// zklock's, and rewritten whole).
+// zklock's, and rewritten whole). It is read as every file zklock is
+// given: a FIFO or a device named *.prom is refused, not waited on or
+// read forever.
 func read(name string) (series, error) {
 	s := series{}
-	data, err := os.ReadFile(name)
+	data, err := files.Metrics.Read(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -150,6 +166,7 @@ func read(name string) (series, error) {
 	for sc.Scan() {
 		name, l, v, ok := parseSample(sc.Text())
 		if f, known := known[name]; ok && known {
+			l.path = pathLabel(l.path)
 			s.set(f, l, v)
 		}
 	}
@@ -268,6 +285,42 @@ func (s series) write(name string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), name)
+}
+
+// maxLinks bounds following links, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// followLinks is the file that name leads to through symbolic links, even
+// one that does not exist yet. The rename that replaces the file must
+// replace that one: renamed over a link, it would replace the link, and
+// the file it pointed to, the one the collector reads through it, would
+// never change again. The sidecar is then beside that file too, so runs
+// naming the link and runs naming the file take turns on one lock.
+func followLinks(name string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return name, nil
+		case err != nil:
+			return "", err
+		case fi.Mode().IsRegular():
+			return name, nil
+		case fi.Mode()&fs.ModeSymlink == 0:
+			// A directory, a FIFO, a device: refused before a sidecar
+			// is made beside it (in /dev, for a link to /dev/zero).
+			return "", &files.Error{What: files.Metrics.What, Name: name, Problem: "is not a regular file"}
+		}
+		target, err := os.Readlink(name)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(name), target)
+		}
+		name = target
+	}
+	return "", fmt.Errorf("%s: more than %d symbolic links in a row", name, maxLinks)
 }
 
 // sidecar is the lock file beside name: hidden, and not *.prom.

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func value(t *testing.T, name string, f family, l labels) (float64, bool) {
@@ -154,5 +156,104 @@ func TestParseSample(t *testing.T) {
 		if ok != tc.ok || (ok && (name != tc.name || l != tc.l || v != tc.v)) {
 			t.Errorf("parseSample(%q) = %q %v %v %v", tc.line, name, l, v, ok)
 		}
+	}
+}
+
+// TestRecordRefusesEndlessFiles: a metrics file that is not a regular
+// file (a FIFO named *.prom, a link to a device) is an error at once: it
+// must neither hang zklock after its command, waiting for a writer that
+// never comes, nor fill its memory with a read that never ends.
+func TestRecordRefusesEndlessFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.prom")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.prom")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	// Through a link, the file refused is the one linked to, and no
+	// sidecar is made beside it.
+	elsewhere := t.TempDir()
+	linked := filepath.Join(elsewhere, "fifo")
+	if err := syscall.Mkfifo(linked, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.prom")
+	if err := os.Symlink(linked, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{fifo, zero, link} {
+		done := make(chan error, 1)
+		go func() { done <- Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}) }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: recorded", name)
+			}
+		case <-time.After(5 * time.Second):
+			// Let the read end: a writer for the FIFO, which closes at
+			// once, or the test's end for /dev/zero.
+			if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				w.Close()
+			}
+			t.Fatalf("%s: Record still reading after 5s", name)
+		}
+	}
+	if _, err := os.Lstat(sidecar(linked)); err == nil {
+		t.Errorf("a sidecar was made beside %s, which was refused", linked)
+	}
+}
+
+// TestRecordThroughLink: a metrics file named through a symbolic link (a
+// file kept elsewhere, linked into the collector's directory) is updated
+// where the link points, and the link stays: replacing the link with a
+// file of its own would leave the collector reading a copy that no later
+// run updates, while runs naming the target count apart from runs
+// naming the link.
+func TestRecordThroughLink(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "zklock.prom")
+	link := filepath.Join(t.TempDir(), "zklock.prom")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{link, target, link} {
+		if err := Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v, %v", fi.Mode(), err)
+	}
+	if got, _ := value(t, target, runsTotal, labels{"/a", "success"}); got != 3 {
+		t.Errorf("the target counts %v runs, want 3", got)
+	}
+}
+
+// TestRecordInvalidUTF8: a run refused for a lock path that is not UTF-8
+// is still counted, under a label the text format can carry. Written as
+// given, that one line made node_exporter (and promtool) reject the whole
+// file, every job's series with it, and every later run wrote it back.
+func TestRecordInvalidUTF8(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "zklock.prom")
+	// A file such a run left behind heals too.
+	if err := os.WriteFile(name, []byte("zklock_last_exit_code{path=\"/old\xfe\"} 64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/bad\xff", "/good", "/bad\xff"} {
+		if err := Record(name, Run{Paths: []string{p}, End: time.Now(), ExitCode: 64, Outcome: "error"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(data) {
+		t.Errorf("the file is not UTF-8:\n%s", data)
+	}
+	if got, _ := value(t, name, runsTotal, labels{"/bad\uFFFD", "error"}); got != 2 {
+		t.Errorf("the refused runs count %v, want 2", got)
 	}
 }

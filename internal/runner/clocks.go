@@ -29,6 +29,10 @@ import (
 //     clock pairs is wrong and zklock cannot tell which: it takes the
 //     younger age. A run skipped in doubt costs one run and is said
 //     (forget allows the next one); a run made twice cannot be undone.
+//   - Epoch 0 is a standalone server's, and it stays 0 when that server
+//     restarts, perhaps with its clock set since (a wrong clock fixed, a
+//     host restored): there, one epoch is not one clock, and the record
+//     is judged as if the epochs differed.
 //   - A record dated after the stamp (a negative age) is "from the
 //     future": a leader's clock was set back, or a later leader's clock
 //     runs behind an earlier one's. It is within any window, and said.
@@ -38,6 +42,9 @@ import (
 // Either way the doubtful decision is the one for "at most once", and it
 // ends by itself: once both ages have passed the window, the job runs and
 // records a success under the current leader.
+
+// standaloneEpoch is the epoch of every write to a standalone server.
+const standaloneEpoch = 0
 
 // clockTolerance is how far the server's and the hosts' ages of a record
 // may differ before the clocks are said to disagree: the hosts' skew under
@@ -65,10 +72,14 @@ func (d *ClockDoubt) String() string {
 	if d.Server < 0 {
 		server = fmt.Sprintf("dated %s in the future by the servers' clocks", roundAge(-d.Server))
 	}
-	if d.Record == d.Now {
+	switch {
+	case d.Record == d.Now && (d.Now != standaloneEpoch || d.Writer == ""):
 		return fmt.Sprintf("%s (the leader's clock went back since it dated the record, epoch 0x%x)", server, d.Now)
+	case d.Record == d.Now:
+		server += " (written by a standalone server, whose clock may have been set since)"
+	default:
+		server += fmt.Sprintf(" (written under leader epoch 0x%x, now 0x%x)", d.Record, d.Now)
 	}
-	server += fmt.Sprintf(" (written under leader epoch 0x%x, now 0x%x)", d.Record, d.Now)
 	if d.Writer == "" {
 		return server + ": the servers' clocks disagree"
 	}
@@ -89,7 +100,7 @@ func abs(d time.Duration) time.Duration {
 func recordAge(rec success.Record, now lock.ServerTime, hostNow time.Time) (time.Duration, *ClockDoubt) {
 	server := now.At.Sub(rec.At)
 	d := &ClockDoubt{Server: server, Record: rec.Epoch, Now: now.Epoch}
-	if rec.Epoch == now.Epoch {
+	if rec.Epoch == now.Epoch && now.Epoch != standaloneEpoch {
 		if server < 0 {
 			return server, d
 		}

@@ -38,6 +38,9 @@ func TestRecordAge(t *testing.T) {
 		{"a slow leader dated it: younger by the hosts", rec(3, t0.Add(-2*time.Hour), t0), now(4, t0.Add(3*time.Second)), t0.Add(3 * time.Second), 3 * time.Second, "2h0m3s old by the servers' clocks (written under leader epoch 0x3, now 0x4) but 3s old by the clock of h1"},
 		{"a slow leader dates now: from the future", rec(4, t0, t0), now(5, t0.Add(3*time.Second-2*time.Hour)), t0.Add(3 * time.Second), 3*time.Second - 2*time.Hour, "dated 1h59m57s in the future"},
 		{"the writer's host runs ahead", rec(3, t0, t0.Add(time.Hour)), now(4, t0.Add(2*time.Hour)), t0.Add(2 * time.Hour), time.Hour, "1h0m0s old by the clock of h1"},
+		{"standalone, its clock set forward since: younger by the hosts", rec(0, t0.Add(-2*time.Hour), t0), now(0, t0.Add(time.Minute)), t0.Add(time.Minute), time.Minute, "2h1m0s old by the servers' clocks (written by a standalone server, whose clock may have been set since) but 1m0s old by the clock of h1"},
+		{"standalone, the clocks agree", rec(0, t0, t0), now(0, t0.Add(time.Hour)), t0.Add(time.Hour + time.Second), time.Hour, ""},
+		{"standalone, dated ahead, no writer's clock", rec(0, t0, time.Time{}), now(0, t0.Add(-time.Minute)), t0, -time.Minute, "went back"},
 		{"no writer's clock: the server's age", rec(3, t0, time.Time{}), now(4, t0.Add(time.Hour)), t0, time.Hour, ""},
 		{"no writer's clock, from the future", rec(3, t0, time.Time{}), now(4, t0.Add(-time.Hour)), t0, -time.Hour, "the servers' clocks disagree"},
 	} {

@@ -9,6 +9,7 @@ import (
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // ConflictError means the lock was not taken because someone else held it:
@@ -89,3 +90,25 @@ func (e *RecentSuccessError) Error() string {
 	}
 	return fmt.Sprintf("%s last succeeded %s ago, within the window of %s", e.Last.Path, roundAge(e.Age), e.Window)
 }
+
+// maxUnplacedSessions is how many sessions in a row may be lost before
+// joining a queue until the wait gives up (UnkeptSessionError).
+const maxUnplacedSessions = 3
+
+// UnkeptSessionError means that Sessions sessions in a row were lost
+// before they could join the queue: the ensemble could be reached, but the
+// link kept no session for as long as it took to create a node. It is a
+// connection failure (zkconn.ErrUnavailable), said once, instead of a wait
+// that would open new sessions forever.
+type UnkeptSessionError struct {
+	Sessions int
+	Timeout  time.Duration // the session timeout the last one was granted
+	Last     error         // how the last one was lost
+}
+
+func (e *UnkeptSessionError) Error() string {
+	return fmt.Sprintf("%v: %d sessions in a row were lost before they could join the queue (session timeout %s); the last: %v",
+		zkconn.ErrUnavailable, e.Sessions, e.Timeout, e.Last)
+}
+
+func (e *UnkeptSessionError) Unwrap() error { return zkconn.ErrUnavailable }

@@ -70,6 +70,7 @@ type Options struct {
 	heldSince time.Time     // when the first lock was taken, for Released
 	reported  bool          // the outcome's event is out (reportOutcome)
 	lost      *sync.Once    // the Lost event is out (lostOnce)
+	placed    bool          // the session of this attempt has a node in a queue (lockAll)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -534,7 +535,9 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 		pw.close()
 		o.emit(WaitOver{Waited: time.Since(joined)})
 	}()
+	unplaced := 0 // sessions lost in a row before they joined a queue
 	for {
+		o.placed = false
 		lctx, stopFresh := fresh.during(ctx)
 		leases, waitingOn, err := o.lockAll(lctx, client, take, me, wait, pw)
 		if recent := stopFresh(); recent != nil && err != nil {
@@ -552,8 +555,24 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 			giveBack(ctx, leases)
 			continue
 		case zkconn.IsSessionLoss(err) && !wait.IsNoWait() && ctx.Err() == nil:
-			o.warnf("%s lost its place in the queue (%v); joining again with a new session",
-				strings.Join(o.Paths, " "), err)
+			if o.placed {
+				unplaced = 0
+				o.warnf("%s lost its place in the queue (%v); joining again with a new session",
+					strings.Join(o.Paths, " "), err)
+			} else {
+				// The session was lost before it had a node in any
+				// queue: the link (or the session timeout) cannot keep
+				// a session long enough to join. Trying again forever
+				// would hang without a word; a few tries tell a blip
+				// from a link that never works.
+				unplaced++
+				if unplaced == maxUnplacedSessions {
+					client.Close()
+					return nil, held{}, &UnkeptSessionError{Sessions: unplaced, Timeout: client.Contact().Timeout, Last: err}
+				}
+				o.warnf("session 0x%x was lost before it could join the queue (%v); trying again with a new session (%d of %d)",
+					client.SessionID(), err, unplaced+1, maxUnplacedSessions)
+			}
 			client.Close()
 			if client, err = o.redial(ctx, wait); err != nil {
 				return nil, held{}, o.acquireErr(ctx, nil, waitingOn, err)
@@ -606,6 +625,7 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			// keep it fresh start now, a waiter further back sends
 			// nothing but its pings (zkconn's KeepQuorumHeard).
 			client.KeepQuorumHeard()
+			o.placed = true
 			// A --once-per job may find the job done once it holds the
 			// lock, and then needs no watchdog.
 			if o.OncePer == 0 {
@@ -613,6 +633,7 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			}
 		}
 		r.OnWait = func(at lock.Waiting) {
+			o.placed = true
 			o.gc.waiting()
 			self.onWait(path, at)
 			if pw != nil {

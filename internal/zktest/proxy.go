@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -50,6 +51,11 @@ type Proxy struct {
 	cut       bool
 	blackhole bool
 	delay     time.Duration
+	// jitter and the hold-back pattern shape each chunk's own delay
+	// when it is read (see SetJitter, HoldBack).
+	jitter    time.Duration
+	holdEvery int
+	holdExtra time.Duration
 	changed   chan struct{} // closed and replaced on every state change
 	conns     map[*proxyConn]struct{}
 	trapArmed bool
@@ -168,8 +174,47 @@ func (p *Proxy) SetDelay(d time.Duration) {
 	p.mu.Unlock()
 }
 
+// SetJitter adds to the delay of each chunk read from now on a random
+// extra, uniform in [0, j), in both directions; zero turns it off. Chunks
+// still leave in order, as on a TCP connection: a chunk that drew a long
+// extra holds back the ones behind it.
+func (p *Proxy) SetJitter(j time.Duration) {
+	p.mu.Lock()
+	p.jitter = j
+	p.mu.Unlock()
+}
+
+// HoldBack delays every nth chunk read from now on, in each direction of
+// each connection (the nth, the 2nth, …, counted from the connection's
+// first), by extra on top of the delay, and the chunks behind it with it:
+// what a TCP segment lost and retransmitted costs. n = 0 turns it off. The
+// pattern is fixed rather than random so that a test knows which chunk it
+// hits: with n = 2, the ConnectRequest and ConnectResponse pass, and the
+// first request and its reply are held back.
+func (p *Proxy) HoldBack(n int, extra time.Duration) {
+	p.mu.Lock()
+	p.holdEvery, p.holdExtra = n, extra
+	p.mu.Unlock()
+}
+
+// extra is the delay, on top of the proxy's, of the nth chunk read in one
+// direction of a connection.
+func (p *Proxy) extra(n int) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var d time.Duration
+	if p.jitter > 0 {
+		d = rand.N(p.jitter)
+	}
+	if p.holdEvery > 0 && n%p.holdEvery == 0 {
+		d += p.holdExtra
+	}
+	return d
+}
+
 // Heal restores normal forwarding: new connections are accepted again,
-// and existing ones stop being blackholed or delayed. It also disarms a
+// and existing ones stop being blackholed or delayed (jitter and held-back
+// chunks end for the chunks read from then on). It also disarms a
 // DropReplyAfter trap that has not caught a request yet. Connections closed
 // by Cut stay closed; clients must reconnect.
 func (p *Proxy) Heal() {
@@ -177,6 +222,8 @@ func (p *Proxy) Heal() {
 	p.cut = false
 	p.blackhole = false
 	p.delay = 0
+	p.jitter = 0
+	p.holdEvery = 0
 	p.trapArmed = false
 	p.swallowArmed = false
 	p.notifyLocked()
@@ -382,6 +429,9 @@ func (c *proxyConn) dial() (net.Conn, error) {
 type chunk struct {
 	data []byte
 	at   time.Time
+	// extra is this chunk's own delay on top of the proxy's (jitter, a
+	// held-back chunk).
+	extra time.Duration
 }
 
 // read reads frames from src and queues them for the writer. fromClient
@@ -403,9 +453,11 @@ func (c *proxyConn) read(wg *sync.WaitGroup, src net.Conn, out chan<- chunk, fro
 			return
 		}
 	}
+	n := 0 // chunks read in this direction
 	for {
 		data, framed, err := fr.next()
 		if len(data) > 0 {
+			n++
 			if blackhole, _, _ := c.p.state(); !blackhole {
 				if framed && !fr.first {
 					if fromClient {
@@ -422,7 +474,7 @@ func (c *proxyConn) read(wg *sync.WaitGroup, src net.Conn, out chan<- chunk, fro
 					continue
 				}
 				select {
-				case out <- chunk{data: data, at: time.Now()}:
+				case out <- chunk{data: data, at: time.Now(), extra: c.p.extra(n)}:
 				case <-c.done:
 					return
 				}
@@ -446,7 +498,7 @@ func (c *proxyConn) write(wg *sync.WaitGroup, dst net.Conn, in <-chan chunk) {
 			if blackhole {
 				break
 			}
-			wait := time.Until(ch.at.Add(delay))
+			wait := time.Until(ch.at.Add(delay + ch.extra))
 			if wait <= 0 {
 				if _, err := dst.Write(ch.data); err != nil {
 					c.close()

@@ -217,6 +217,39 @@ func TestProxyDelay(t *testing.T) {
 	}
 }
 
+// TestProxyHoldBack: with every second chunk held back, the first
+// request after the handshake and its reply are late, the next ones are
+// not, and so on; jitter delays each chunk by less than its bound.
+func TestProxyHoldBack(t *testing.T) {
+	p := proxyT(t)
+	p.HoldBack(2, 300*time.Millisecond)
+	c, _ := connect(t, []string{p.Addr()}, 10*time.Second)
+	rtt := func() time.Duration {
+		t0 := time.Now()
+		if _, _, err := c.Exists("/"); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	// Chunk 2 each way: the request and its reply, held back 300ms each.
+	if d := rtt(); d < 600*time.Millisecond {
+		t.Errorf("first request: round trip %v, want the request and reply held back 300ms each", d)
+	}
+	if d := rtt(); d > 250*time.Millisecond {
+		t.Errorf("second request: round trip %v, want it not held back", d)
+	}
+	if d := rtt(); d < 600*time.Millisecond {
+		t.Errorf("third request: round trip %v, want it held back", d)
+	}
+	p.HoldBack(0, 0)
+	p.SetJitter(100 * time.Millisecond)
+	for range 5 {
+		if d := rtt(); d > 450*time.Millisecond {
+			t.Errorf("round trip %v with a jitter below 100ms each way", d)
+		}
+	}
+}
+
 // The GUID-protected-create situation: the server applies the create, the
 // client only sees its connection drop.
 func TestProxyDropReplyAfterCreate(t *testing.T) {

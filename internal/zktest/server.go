@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,6 +171,20 @@ func (s *Server) Restart(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// SetEnv replaces the variables Options.ServerEnv adds to this server's
+// JVM environment, from its next start (Restart) on: a server restarted
+// with another clock (Faketime), as one whose clock was set.
+func (s *Server) SetEnv(env []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := maps.Clone(s.opts.ServerEnv)
+	if m == nil {
+		m = map[int][]string{}
+	}
+	m[s.id] = env
+	s.opts.ServerEnv = m
 }
 
 // launch starts the JVM; it does not wait for the server to serve.

@@ -1,0 +1,87 @@
+package zkconn
+
+import "time"
+
+// The round trip to the server, measured on each connection.
+//
+// A slow link is not a silent server: at 400 ms a round trip, a reply that
+// takes 450 ms is normal, and a connection closed for it only costs a
+// reconnect through the same slow link. So the keepalive's idea of silence,
+// and the bound on each handshake, follow the round trip measured on the
+// wire rather than fixed fractions of the session timeout.
+//
+// The estimator is TCP's (RFC 6298): a smoothed round trip SRTT and a
+// smoothed mean deviation RTTVAR, with gains 1/8 and 1/4; SRTT + 4·RTTVAR
+// is the longest wait a healthy connection is expected to need. Each
+// connection has its own, and starts afresh (another server, perhaps
+// another path). Its first sample is the handshake: ConnectRequest to
+// ConnectResponse. Then every reply gives one, with one exception: a
+// request sent while an older one still waited for its reply. The server
+// answers a connection's requests in order, so such a reply also waits for
+// the ones before it (a ping queued behind a sync that waits for the
+// leader, say), and would count another request's time as the link's.
+//
+// Syncs and writes do count: they also take the hop from the server to
+// its leader and back, and that time is as much a part of what a healthy
+// answer takes on this connection as the link is. With SASL, the handshake
+// sample also spans the SASL exchange (sasl.go), which errs on the side of
+// patience until the replies that follow correct it.
+
+// roundTrip is one connection's round-trip estimate.
+type roundTrip struct {
+	srtt, rttvar time.Duration
+	samples      int
+}
+
+// observe adds one sample.
+func (r *roundTrip) observe(sample time.Duration) {
+	sample = max(sample, 0)
+	if r.samples == 0 {
+		r.srtt, r.rttvar = sample, sample/2
+	} else {
+		dev := r.srtt - sample
+		if dev < 0 {
+			dev = -dev
+		}
+		r.rttvar = (3*r.rttvar + dev) / 4
+		r.srtt = (7*r.srtt + sample) / 8
+	}
+	r.samples++
+}
+
+// patience is the longest wait for a reply that a healthy connection is
+// expected to need: TCP's retransmission timeout, before its lower bound.
+func (r roundTrip) patience() time.Duration { return r.srtt + 4*r.rttvar }
+
+// measured reports whether the estimate has a sample.
+func (r roundTrip) measured() bool { return r.samples > 0 }
+
+// sampled records a reply that came at replied to a request sent at sent;
+// queued says another request was waiting ahead of it. The caller holds
+// c.mu.
+func (c *trackedConn) sampled(sent, replied time.Time, queued bool) {
+	if queued {
+		return
+	}
+	c.rtt.observe(replied.Sub(sent))
+	c.t.mu.Lock()
+	if c.t.cur == c {
+		c.t.rtt = c.rtt
+	}
+	c.t.mu.Unlock()
+}
+
+// roundTrip is the current connection's estimate; until the current
+// connection has its first sample, the last connection's.
+func (t *wireTracker) roundTrip() roundTrip {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rtt
+}
+
+// RoundTrip is the round trip to the server measured on the current
+// connection (a smoothed mean, as TCP keeps it): the handshake's time
+// until the first reply, and, while a new connection has not yet been
+// answered, the previous connection's. It is zero before any connection
+// was answered.
+func (c *Client) RoundTrip() time.Duration { return c.wire.roundTrip().srtt }

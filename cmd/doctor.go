@@ -3,9 +3,12 @@ package cmd
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/doctor"
+	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/lockexec"
 )
 
 // doctorOptions are doctor's flags.
@@ -25,7 +28,9 @@ one line per check:
   each server of --servers on its own: reachable (the TCP connect's time),
   the TLS handshake when TLS is on, a session with its negotiated timeout
   and the median round trip of a read;
-  a session through the whole connect string, as run takes one;
+  a session through the whole connect string, as run takes one, and its
+  timeout against the smallest safe one for its round trip (one that rides
+  out a leader election without stopping a command whose lock is kept);
   the credentials (--auth, --auth-file, --jaas, --sasl, x509) accepted;
   with --path: that this client may create the path, create a child, read
   it and delete it. It creates one uniquely named ephemeral child and
@@ -34,7 +39,8 @@ one line per check:
 
 Every check runs, whatever failed before it. Exit status: 0 when all
 passed; 69 when a server, its TLS handshake or the session failed (one
-member of an ensemble down is a failure, though run would still work); 77
+member of an ensemble down is a failure, though run would still work), or
+the session timeout is shorter than the smallest safe one; 77
 when only a refusal failed: credentials or an ACL.`,
 		Example: `  zklock doctor
   zklock doctor --servers zk1:2181,zk2:2181,zk3:2181/locks --path /backup
@@ -61,6 +67,10 @@ func (o *doctorOptions) run(ctx context.Context, u *ui) error {
 	if err != nil {
 		return err
 	}
-	return doctor.Diagnose(ctx, doctor.Options{Conn: conn, Path: o.Path, Out: u.out,
+	// The check assumes run's default --kill-grace.
+	safe := func(rtt time.Duration, tls bool) time.Duration {
+		return runner.SafeTimeout(rtt, tls, lockexec.DefaultKillGrace)
+	}
+	return doctor.Diagnose(ctx, doctor.Options{Conn: conn, Path: o.Path, Out: u.out, SafeTimeout: safe,
 		Symbols: canDraw(u.out, os.Getenv), Color: u.colorOut})
 }

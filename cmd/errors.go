@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zklock/zklock/internal/config"
+	"github.com/zklock/zklock/internal/doctor"
 	"github.com/zklock/zklock/internal/files"
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/runner"
@@ -83,6 +84,8 @@ func message(err error, help string) string {
 		saslErr *zkconn.SASLError
 		tlsErr  *zkconn.TLSError
 		recent  *runner.RecentSuccessError
+		unkept  *runner.UnkeptSessionError
+		short   *doctor.TimeoutError
 	)
 	switch {
 	case err == nil:
@@ -138,8 +141,10 @@ func message(err error, help string) string {
 		return err.Error() + " (check --jaas or the --sasl flags)"
 	case errors.As(err, &tlsErr):
 		return err.Error() + tlsHints[tlsErr.Problem]
-	case errors.As(err, new(*runner.UnkeptSessionError)):
-		return err.Error() + " (the servers answer, but too slowly for this session timeout: try a longer --session-timeout)"
+	case errors.As(err, &short):
+		return err.Error() + " (" + timeoutFix(short.Timeout, short.Asked, short.Safe) + ")"
+	case errors.As(err, &unkept):
+		return fmt.Sprintf("%v (the servers answer, but too slowly for this session timeout: try --session-timeout %s or more)", err, unkept.Safe)
 	case errors.Is(err, zkconn.ErrUnavailable):
 		return err.Error() + " (check --servers, ZKLOCK_SERVERS or servers in the config file)"
 	case zkconn.IsPermission(err):

@@ -93,6 +93,11 @@ func (r *runReport) finish(code int, outcome string) {
 // (busy, skipped), by the supervisor's warnings (lost, revoked) or by the
 // status line (waiting).
 func (u *ui) event(e runner.Event) {
+	if e, ok := e.(runner.ShortTimeout); ok {
+		// A warning in either format.
+		u.warnf("%s", shortTimeoutText(e))
+		return
+	}
 	if u.json != nil {
 		u.jsonEvent(e)
 		return
@@ -107,6 +112,24 @@ func (u *ui) event(e runner.Event) {
 			u.logf("%s", releasedText(e))
 		}
 	}
+}
+
+// shortTimeoutText words a session timeout too short for the link, with
+// the flag that lengthens it, or, when the servers granted less than was
+// asked, the server setting that caps it.
+func shortTimeoutText(e runner.ShortTimeout) string {
+	return fmt.Sprintf("session timeout %s is shorter than %s, the smallest that rides out a leader election of %s at a round trip of %s: "+
+		"an election or a slow reply may stop the command while ZooKeeper still keeps its lock (%s)",
+		e.Timeout, e.Safe, runner.ElectionAllowance, e.RoundTrip.Round(100*time.Microsecond), timeoutFix(e.Timeout, e.Asked, e.Safe))
+}
+
+// timeoutFix says how to reach a safe session timeout: the flag, or, when
+// the servers granted less than was asked, the server setting that caps it.
+func timeoutFix(granted, asked, safe time.Duration) string {
+	if granted < asked {
+		return fmt.Sprintf("the servers granted %s of the %s asked: raise their maxSessionTimeout to %s or more", granted, asked, safe)
+	}
+	return fmt.Sprintf("--session-timeout %s or more", safe)
 }
 
 func acquiredText(e runner.Acquired) string {

@@ -36,7 +36,7 @@ func TestExitCode(t *testing.T) {
 		{&runner.ConflictError{Err: errors.New("busy"), Code: 0}, 0, "busy"},
 		{&runner.SignalError{Signal: syscall.SIGTERM}, 143, "interrupted by SIGTERM"},
 		{fmt.Errorf("%w: x", zkconn.ErrUnavailable), 69, "check --servers"},
-		{&runner.UnkeptSessionError{Sessions: 3, Timeout: 4 * time.Second, Last: zkconn.ErrSessionLost}, 69, "try a longer --session-timeout"},
+		{&runner.UnkeptSessionError{Sessions: 3, Timeout: 4 * time.Second, Safe: 9200 * time.Millisecond, Last: zkconn.ErrSessionLost}, 69, "try --session-timeout 9.2s or more"},
 		{fmt.Errorf("%w: x; last failure: %w", zkconn.ErrUnavailable, &zkconn.TLSError{Address: "zk1:2281", Problem: zkconn.TLSUntrusted, Err: errors.New("x509: unknown authority")}),
 			69, "TLS handshake with zk1:2281 failed: x509: unknown authority (check --tls-ca: "},
 		{fmt.Errorf("%w: x; last failure: %w", zkconn.ErrUnavailable, &zkconn.TLSError{Address: "zk1:2281", Problem: zkconn.TLSClientRefused, Err: errors.New("remote error")}),

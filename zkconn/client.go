@@ -249,6 +249,12 @@ func (c *Client) SessionID() int64 {
 // Lost is closed when the session is lost for good (expired or replaced).
 func (c *Client) Lost() <-chan struct{} { return c.sess.lost }
 
+// Disconnected is since when no connection has carried the session: zero
+// while one does. The channel is closed at the next change (the connection
+// drops or comes back); take both at once, so that no change falls between
+// reading the one and waiting on the other.
+func (c *Client) Disconnected() (time.Time, <-chan struct{}) { return c.sess.connection() }
+
 // LostErr says why Lost was closed; nil while the session lives.
 func (c *Client) LostErr() error { return c.sess.err() }
 
@@ -553,8 +559,9 @@ func (c *Client) EnsureChroot(ctx context.Context) error {
 	return nil
 }
 
-// ChildrenW lists a node's children and leaves a child watch on it. Only a
-// semaphore's mutex holder uses one, so there is never a herd on it.
+// ChildrenW lists a node's children and leaves a child watch on it. A
+// semaphore's mutex holder uses one, so there is never a herd on it; so do
+// list --watch and holders --watch, one per node they list.
 func (c *Client) ChildrenW(ctx context.Context, p string) ([]string, <-chan zk.Event, error) {
 	type r struct {
 		ch []string

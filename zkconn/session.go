@@ -23,10 +23,27 @@ type session struct {
 	// keepalive declares the session lost once it has been down for
 	// longer than the session timeout (see expireIfDown).
 	downSince time.Time
+	// flip is closed, and replaced, whenever the connection drops or
+	// comes back, for a caller that shows the connection's state.
+	flip chan struct{}
 }
 
 func newSession() *session {
-	return &session{up: make(chan struct{}), lost: make(chan struct{})}
+	return &session{up: make(chan struct{}), lost: make(chan struct{}), flip: make(chan struct{})}
+}
+
+// flipLocked tells the callers of connection that the state changed.
+func (s *session) flipLocked() {
+	close(s.flip)
+	s.flip = make(chan struct{})
+}
+
+// connection is since when no connection has carried the session (zero
+// while one does) and a channel closed at the next change.
+func (s *session) connection() (time.Time, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.downSince, s.flip
 }
 
 // onEvent must not block: go-zookeeper calls it from its I/O goroutines.
@@ -51,6 +68,7 @@ func (s *session) onEvent(ev zk.Event) {
 		case <-s.up:
 		default:
 			close(s.up)
+			s.flipLocked()
 		}
 	case ev.Type == zk.EventSession && ev.State == zk.StateExpired:
 		s.markLostLocked(fmt.Errorf("%w: session 0x%x expired", ErrSessionLost, s.id))
@@ -61,6 +79,7 @@ func (s *session) onEvent(ev zk.Event) {
 		case <-s.up:
 			s.up = make(chan struct{})
 			s.downSince = time.Now()
+			s.flipLocked()
 		default:
 		}
 	case ev.Type == zk.EventNotWatching && ev.Err == zk.ErrSessionExpired:

@@ -27,6 +27,10 @@ type Options struct {
 	// Path is the lock path to probe; "" skips that check.
 	Path string
 	Out  io.Writer
+	// SafeTimeout is the smallest session timeout that a run's loss
+	// budget can afford at a round trip (over TLS or not): the session's
+	// timeout is checked against it.
+	SafeTimeout func(rtt time.Duration, tls bool) time.Duration
 	// Symbols prints ✓ and ✗; otherwise plain ASCII "ok" and "FAIL".
 	// Color colours them.
 	Symbols, Color bool
@@ -70,7 +74,7 @@ func Diagnose(ctx context.Context, o Options) error {
 	for _, s := range o.Conn.ConnString.Servers {
 		serverChecks(ctx, o.Conn, s, add)
 	}
-	ensembleChecks(ctx, o.Conn, o.Path, add)
+	ensembleChecks(ctx, o.Conn, o.Path, o.SafeTimeout, add)
 	return verdict(checks)
 }
 
@@ -125,7 +129,7 @@ func latency(ctx context.Context, c *zkconn.Client) (time.Duration, error) {
 
 // ensembleChecks takes a session as zklock run would, through the whole
 // connect string, and checks the credentials and the lock path with it.
-func ensembleChecks(ctx context.Context, conn zkconn.Options, path string, add func(Check)) {
+func ensembleChecks(ctx context.Context, conn zkconn.Options, path string, safeTimeout func(time.Duration, bool) time.Duration, add func(Check)) {
 	c, err := zkconn.Dial(ctx, conn)
 	if err != nil {
 		if zkconn.IsPermission(err) || errors.As(err, new(*zkconn.SASLError)) {
@@ -138,6 +142,7 @@ func ensembleChecks(ctx context.Context, conn zkconn.Options, path string, add f
 	defer c.Close()
 	add(Check{Subject: "session", Detail: fmt.Sprintf("0x%x through %s, timeout %s (asked for %s)",
 		c.SessionID(), c.Server(), c.NegotiatedTimeout(), conn.SessionTimeout)})
+	add(timeoutCheck(c, conn, safeTimeout))
 	add(Check{Subject: "auth", Detail: authDetail(conn)})
 	if path == "" {
 		return
@@ -152,6 +157,30 @@ func ensembleChecks(ctx context.Context, conn zkconn.Options, path string, add f
 		detail += fmt.Sprintf(" (and %s, which did not exist)", res.Made[len(res.Made)-1])
 	}
 	add(Check{Subject: path, Detail: detail})
+}
+
+// TimeoutError is the session timeout check's failure: the timeout
+// granted is below the smallest safe one for the round trip measured.
+type TimeoutError struct {
+	Timeout, Asked time.Duration // granted, and asked for
+	RoundTrip      time.Duration
+	Safe           time.Duration // Options.SafeTimeout's
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s is shorter than %s, the smallest safe session timeout at a round trip of %s: a leader election may stop a run's command while ZooKeeper still keeps its lock",
+		e.Timeout, e.Safe, ms(e.RoundTrip))
+}
+
+// timeoutCheck compares the session's timeout with the smallest safe one
+// for its round trip, as run does when it connects.
+func timeoutCheck(c *zkconn.Client, conn zkconn.Options, safeTimeout func(rtt time.Duration, tls bool) time.Duration) Check {
+	rtt := c.RoundTrip()
+	e := &TimeoutError{Timeout: c.Contact().Timeout, Asked: conn.SessionTimeout, RoundTrip: rtt, Safe: safeTimeout(rtt, conn.TLS != nil)}
+	if e.Timeout < e.Safe {
+		return Check{Subject: "timeout", Err: e}
+	}
+	return Check{Subject: "timeout", Detail: fmt.Sprintf("%s, at a round trip of %s; the smallest safe: %s", e.Timeout, ms(rtt), e.Safe)}
 }
 
 // authDetail says which credentials the session carries, never a secret.

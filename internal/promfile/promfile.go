@@ -299,11 +299,17 @@ const maxLinks = 40
 func followLinks(name string) (string, error) {
 	for range maxLinks {
 		fi, err := os.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Mode()&fs.ModeSymlink == 0) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return name, nil
-		}
-		if err != nil {
+		case err != nil:
 			return "", err
+		case fi.Mode().IsRegular():
+			return name, nil
+		case fi.Mode()&fs.ModeSymlink == 0:
+			// A directory, a FIFO, a device: refused before a sidecar
+			// is made beside it (in /dev, for a link to /dev/zero).
+			return "", &files.Error{What: files.Metrics.What, Name: name, Problem: "is not a regular file"}
 		}
 		target, err := os.Readlink(name)
 		if err != nil {

@@ -173,7 +173,18 @@ func TestRecordRefusesEndlessFiles(t *testing.T) {
 	if err := os.Symlink("/dev/zero", zero); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{fifo, zero} {
+	// Through a link, the file refused is the one linked to, and no
+	// sidecar is made beside it.
+	elsewhere := t.TempDir()
+	linked := filepath.Join(elsewhere, "fifo")
+	if err := syscall.Mkfifo(linked, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.prom")
+	if err := os.Symlink(linked, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{fifo, zero, link} {
 		done := make(chan error, 1)
 		go func() { done <- Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}) }()
 		select {
@@ -189,6 +200,9 @@ func TestRecordRefusesEndlessFiles(t *testing.T) {
 			}
 			t.Fatalf("%s: Record still reading after 5s", name)
 		}
+	}
+	if _, err := os.Lstat(sidecar(linked)); err == nil {
+		t.Errorf("a sidecar was made beside %s, which was refused", linked)
 	}
 }
 

@@ -101,14 +101,16 @@ const maxUnplacedSessions = 3
 // connection failure (zkconn.ErrUnavailable), said once, instead of a wait
 // that would open new sessions forever.
 type UnkeptSessionError struct {
-	Sessions int
-	Timeout  time.Duration // the session timeout the last one was granted
-	Last     error         // how the last one was lost
+	Sessions  int
+	Timeout   time.Duration // the session timeout the last one was granted
+	RoundTrip time.Duration // measured on the last one's connection
+	Safe      time.Duration // SafeTimeout for that round trip
+	Last      error         // how the last one was lost
 }
 
 func (e *UnkeptSessionError) Error() string {
-	return fmt.Sprintf("%v: %d sessions in a row were lost before they could join the queue (session timeout %s); the last: %v",
-		zkconn.ErrUnavailable, e.Sessions, e.Timeout, e.Last)
+	return fmt.Sprintf("%v: %d sessions in a row were lost before they could join the queue (session timeout %s, round trip %s); the last: %v",
+		zkconn.ErrUnavailable, e.Sessions, e.Timeout, roundTripText(e.RoundTrip), e.Last)
 }
 
 func (e *UnkeptSessionError) Unwrap() error { return zkconn.ErrUnavailable }

@@ -22,13 +22,19 @@ type InspectOptions struct {
 	HoldersOnly bool
 	// JSON prints JSON instead of a table; Color colours the table.
 	JSON, Color bool
-	Out         io.Writer
+	// Live says whether the queues are read once or shown again at every
+	// change, until ctx ends, and how.
+	Live Live
+	Out  io.Writer
 	// Warnf prints warnings; it may be nil.
 	Warnf func(format string, args ...any)
 }
 
 // Inspect connects, reads the queues and writes them to o.Out.
 func Inspect(ctx context.Context, o InspectOptions) error {
+	if o.Live != Once {
+		return o.live(ctx)
+	}
 	client, err := zkconn.Dial(ctx, o.Conn)
 	if err != nil {
 		return err
@@ -45,32 +51,45 @@ func (o InspectOptions) list(ctx context.Context, client *zkconn.Client) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range tree.Skipped {
-		if o.Warnf != nil {
-			o.Warnf("skipped %s: this client may not read it (its ACL does not grant READ)", p)
-		}
-	}
+	o.warnSkipped(tree.Skipped, nil)
 	if o.JSON {
 		return view.TreeJSON(o.Out, tree)
 	}
+	return o.treeTable(o.Out, tree, time.Now())
+}
+
+// warnSkipped names each path skipped for its ACL once: warned, if not
+// nil, remembers those named before.
+func (o InspectOptions) warnSkipped(skipped []string, warned map[string]bool) {
+	for _, p := range skipped {
+		if o.Warnf != nil && !warned[p] {
+			o.Warnf("skipped %s: this client may not read it (its ACL does not grant READ)", p)
+		}
+		if warned != nil {
+			warned[p] = true
+		}
+	}
+}
+
+// treeTable writes list's table and the last successes below it.
+func (o InspectOptions) treeTable(w io.Writer, t tree.Tree, now time.Time) error {
 	var all []lock.Entry
-	for _, q := range tree.Queues {
+	for _, q := range t.Queues {
 		all = append(all, q.Entries...)
 	}
-	now := time.Now()
-	if err := o.table(all, true, "no locks held or awaited at or below "+o.Path, now); err != nil {
+	if err := o.table(w, all, true, "no locks held or awaited at or below "+o.Path, now); err != nil {
 		return err
 	}
-	return view.LastSuccesses(o.Out, tree.Queues, now)
+	return view.LastSuccesses(w, t.Queues, now)
 }
 
 // table writes entries as a table, or the line none when there are none.
-func (o InspectOptions) table(es []lock.Entry, withPath bool, none string, now time.Time) error {
+func (o InspectOptions) table(w io.Writer, es []lock.Entry, withPath bool, none string, now time.Time) error {
 	if len(es) == 0 {
-		_, err := fmt.Fprintln(o.Out, none)
+		_, err := fmt.Fprintln(w, none)
 		return err
 	}
-	return view.Table(o.Out, es, withPath, o.Color, now)
+	return view.Table(w, es, withPath, o.Color, now)
 }
 
 func (o InspectOptions) holders(ctx context.Context, client *zkconn.Client) error {
@@ -85,13 +104,21 @@ func (o InspectOptions) holders(ctx context.Context, client *zkconn.Client) erro
 	if err != nil && !zkconn.IsPermission(err) {
 		return err
 	}
-	now := time.Now()
-	if err := o.table(hs, false, o.Path+" is free", now); err != nil {
+	var lastp *success.Record
+	if ok {
+		lastp = &last
+	}
+	return o.holdersTable(o.Out, hs, lastp, time.Now())
+}
+
+// holdersTable writes holders' table and the last success below it.
+func (o InspectOptions) holdersTable(w io.Writer, hs []lock.Entry, last *success.Record, now time.Time) error {
+	if err := o.table(w, hs, false, o.Path+" is free", now); err != nil {
 		return err
 	}
-	if !ok {
+	if last == nil {
 		return nil
 	}
-	_, err = fmt.Fprintln(o.Out, view.LastSuccess(last, now))
+	_, err := fmt.Fprintln(w, view.LastSuccess(*last, now))
 	return err
 }

@@ -490,6 +490,7 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 	if err != nil {
 		return nil, held{}, err
 	}
+	o.adviseTimeout(client)
 	in, take, err := o.reenter(ctx, client)
 	if err != nil {
 		return client, held{}, err
@@ -548,7 +549,8 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 				unplaced++
 				if unplaced == maxUnplacedSessions {
 					client.Close()
-					return nil, held{}, &UnkeptSessionError{Sessions: unplaced, Timeout: client.Contact().Timeout, Last: err}
+					return nil, held{}, &UnkeptSessionError{Sessions: unplaced, Timeout: client.Contact().Timeout,
+						RoundTrip: client.RoundTrip(), Safe: o.safeTimeout(client), Last: err}
 				}
 				o.warnf("session 0x%x was lost before it could join the queue (%v); trying again with a new session (%d of %d)",
 					client.SessionID(), err, unplaced+1, maxUnplacedSessions)
@@ -584,9 +586,31 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 		return nil, err
 	}
 	o.marks.mark("dialed")
-	o.logf("connected to %s, session 0x%x, timeout %s (asked %s)", client.Server(), client.SessionID(),
-		client.NegotiatedTimeout(), o.Conn.SessionTimeout)
+	o.logf("connected to %s, session 0x%x, timeout %s (asked %s), round trip %s; the smallest session timeout that rides out a leader election of %s at this round trip is %s",
+		client.Server(), client.SessionID(), client.NegotiatedTimeout(), o.Conn.SessionTimeout,
+		roundTripText(client.RoundTrip()), ElectionAllowance, o.safeTimeout(client))
 	return client, nil
+}
+
+// safeTimeout is SafeTimeout for the client's connection and this run.
+func (o *Options) safeTimeout(client *zkconn.Client) time.Duration {
+	return SafeTimeout(client.RoundTrip(), o.Conn.TLS != nil, o.KillGrace)
+}
+
+// adviseTimeout says, once a session is up, when its timeout is too short
+// for the round trip measured (ShortTimeout): before a wait and a command
+// that an election would then cut short.
+func (o *Options) adviseTimeout(client *zkconn.Client) {
+	safe, t := o.safeTimeout(client), client.Contact().Timeout
+	if t < safe {
+		o.emit(ShortTimeout{Timeout: t, Asked: o.Conn.SessionTimeout, RoundTrip: client.RoundTrip(), Safe: safe})
+	}
+}
+
+// roundTripText shows a round trip to a tenth of a millisecond: on a
+// local network it is well under one.
+func roundTripText(d time.Duration) string {
+	return d.Round(100 * time.Microsecond).String()
 }
 
 // lockAll takes the paths in order, and returns the leases taken (also on

@@ -50,6 +50,10 @@ type Tree struct {
 	// (and so every lock below them) it cannot list, and contenders whose
 	// data it cannot read (listed without it). Each appears once.
 	Skipped []string
+	// Listed are the nodes whose children the walk listed: root, when it
+	// exists, and every node below it but the contenders. A child watch
+	// on each of them sees every change of what Read found.
+	Listed []string
 }
 
 // Read finds every lock at or below root (a node with contender
@@ -97,10 +101,11 @@ func Read(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
 	if w.err != nil {
 		return Tree{}, w.err
 	}
-	t := Tree{Skipped: w.skipped}
+	t := Tree{Skipped: w.skipped, Listed: w.listedNodes}
 	t.Queues = withSuccesses(lock.Semaphores(w.queues), w.success)
 	sort.Slice(t.Queues, func(i, j int) bool { return t.Queues[i].Path < t.Queues[j].Path })
 	sort.Strings(t.Skipped)
+	sort.Strings(t.Listed)
 	return t, nil
 }
 
@@ -119,6 +124,8 @@ type walk struct {
 	err     error
 	queues  []lock.Queue
 	skipped []string
+	// listedNodes are the nodes whose children were listed.
+	listedNodes []string
 	// success holds the success records found, by lock path (see
 	// success.NodeName).
 	success map[string]*success.Record
@@ -247,6 +254,9 @@ type contender struct {
 // listed takes the children of p: it returns the nodes below p to list and
 // the contenders to read, and queues the reading of a success record.
 func (w *walk) listed(ctx context.Context, p string, children []string) (subs []string, refs []contender, err error) {
+	w.mu.Lock()
+	w.listedNodes = append(w.listedNodes, p)
+	w.mu.Unlock()
 	cs, err := lock.Queued(ctx, w.c, p, children)
 	if err != nil {
 		return nil, nil, err

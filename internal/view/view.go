@@ -103,7 +103,13 @@ type ListJSON struct {
 
 // TreeJSON writes the locks below a path and the skipped paths as one
 // JSON object.
-func TreeJSON(w io.Writer, t tree.Tree) error {
+func TreeJSON(w io.Writer, t tree.Tree) error { return writeJSON(w, treeJSON(t), "  ") }
+
+// TreeJSONLine writes what TreeJSON does on one line, for a stream of
+// snapshots (list --watch).
+func TreeJSONLine(w io.Writer, t tree.Tree) error { return writeJSON(w, treeJSON(t), "") }
+
+func treeJSON(t tree.Tree) ListJSON {
 	out := ListJSON{Locks: make([]QueueJSON, 0, len(t.Queues)), Skipped: append([]string{}, t.Skipped...)}
 	for _, q := range t.Queues {
 		qj := QueueJSON{Path: q.Path, Recipe: recipe(q.Recipe), Limit: q.Limit, Entries: []EntryJSON{}, LastSuccess: successJSON(q.LastSuccess)}
@@ -112,21 +118,29 @@ func TreeJSON(w io.Writer, t tree.Tree) error {
 		}
 		out.Locks = append(out.Locks, qj)
 	}
-	return writeJSON(w, out)
+	return out
 }
 
 // EntriesJSON writes entries (e.g. the holders) as a JSON array.
-func EntriesJSON(w io.Writer, es []lock.Entry) error {
+func EntriesJSON(w io.Writer, es []lock.Entry) error { return writeJSON(w, entriesJSON(es), "  ") }
+
+// EntriesJSONLine writes what EntriesJSON does on one line, for a stream
+// of snapshots (holders --watch).
+func EntriesJSONLine(w io.Writer, es []lock.Entry) error { return writeJSON(w, entriesJSON(es), "") }
+
+func entriesJSON(es []lock.Entry) []EntryJSON {
 	out := make([]EntryJSON, 0, len(es))
 	for _, e := range es {
 		out = append(out, toJSON(e, owner.Decode(e.Data)))
 	}
-	return writeJSON(w, out)
+	return out
 }
 
-func writeJSON(w io.Writer, v any) error {
+// writeJSON writes v and a newline; indented by indent, or on one line
+// when indent is empty.
+func writeJSON(w io.Writer, v any, indent string) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", indent)
 	return enc.Encode(v)
 }
 

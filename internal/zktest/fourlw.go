@@ -232,3 +232,29 @@ func parseSessionID(s string) (int64, error) {
 func formatSessionID(id int64) string {
 	return "0x" + strconv.FormatUint(uint64(id), 16)
 }
+
+// WatchSummary is wchs's reply.
+type WatchSummary struct {
+	Connections, Paths, Watches int
+}
+
+// Wchs runs "wchs": how many connections watch how many paths, and the
+// watches in all. Beware: like Wchp, it counts the data watches only (set
+// by exists and getData); Mntr's zk_watch_count counts child watches too.
+func Wchs(ctx context.Context, addr string) (WatchSummary, error) {
+	out, err := fourLetterChecked(ctx, addr, "wchs")
+	if err != nil {
+		return WatchSummary{}, err
+	}
+	return parseWchs(out)
+}
+
+// parseWchs parses wchs's reply, e.g. "2 connections watching 3 paths\n
+// Total watches:4\n".
+func parseWchs(out string) (WatchSummary, error) {
+	var s WatchSummary
+	if _, err := fmt.Sscanf(out, "%d connections watching %d paths\nTotal watches:%d", &s.Connections, &s.Paths, &s.Watches); err != nil {
+		return WatchSummary{}, fmt.Errorf("zktest: unexpected wchs reply %q: %v", out, err)
+	}
+	return s, nil
+}

@@ -60,6 +60,16 @@ func TestParseWchp(t *testing.T) {
 	}
 }
 
+func TestParseWchs(t *testing.T) {
+	s, err := parseWchs("2 connections watching 3 paths\nTotal watches:4\n")
+	if err != nil || s != (WatchSummary{Connections: 2, Paths: 3, Watches: 4}) {
+		t.Errorf("parseWchs = %+v, %v", s, err)
+	}
+	if _, err := parseWchs("This ZooKeeper instance is not currently serving requests\n"); err == nil {
+		t.Error("a refusal parsed without error")
+	}
+}
+
 func TestParseSrvr(t *testing.T) {
 	m, err := parseSrvr(srvrSample)
 	if err != nil {
@@ -191,6 +201,12 @@ func TestFourLetterLive(t *testing.T) {
 	}
 	if !reflect.DeepEqual(w["/fourlw-missing"], []int64{s2}) {
 		t.Errorf("wchp /fourlw-missing = %v, want [%v]", w["/fourlw-missing"], s2)
+	}
+
+	// wchs sums wchp up: the two sessions watch the two paths with three
+	// data watches; the child watch is not among them.
+	if s, err := Wchs(ctx, addr); err != nil || s != (WatchSummary{Connections: 2, Paths: 2, Watches: 3}) {
+		t.Errorf("wchs = %+v, %v; want 2 connections, 2 paths, 3 watches", s, err)
 	}
 
 	after, err := Mntr(ctx, addr)

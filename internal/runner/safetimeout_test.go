@@ -1,0 +1,48 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/lockexec"
+)
+
+// TestSafeTimeout checks the figures that the documentation quotes, and
+// that the timeout found is the smallest: a tenth of a second less leaves
+// the election no room.
+func TestSafeTimeout(t *testing.T) {
+	grace := lockexec.DefaultKillGrace
+	for _, c := range []struct {
+		rtt  time.Duration
+		tls  bool
+		want time.Duration
+	}{
+		{0, false, 5800 * time.Millisecond},
+		{time.Millisecond, false, 5800 * time.Millisecond},
+		{50 * time.Millisecond, false, 6300 * time.Millisecond},
+		{150 * time.Millisecond, false, 7500 * time.Millisecond},
+		{300 * time.Millisecond, false, 9200 * time.Millisecond},
+		{300 * time.Millisecond, true, 10900 * time.Millisecond},
+		{500 * time.Millisecond, false, 11500 * time.Millisecond},
+	} {
+		got := SafeTimeout(c.rtt, c.tls, grace)
+		if got != c.want {
+			t.Errorf("SafeTimeout(%s, tls %v) = %s, want %s", c.rtt, c.tls, got, c.want)
+		}
+		room := func(timeout time.Duration) time.Duration {
+			reconnect := 2 * c.rtt
+			if c.tls {
+				reconnect = 4 * c.rtt
+			}
+			lag := timeout/4 + 2*max(timeout/syncDivisor, c.rtt) + 2*c.rtt
+			return NewBudget(timeout, grace).Deadline - lag - ElectionAllowance - reconnect
+		}
+		if room(got) <= 0 || room(got-safeStep) > 0 {
+			t.Errorf("SafeTimeout(%s) = %s: room %s there, %s a step below", c.rtt, got, room(got), room(got-safeStep))
+		}
+	}
+	// A shorter kill grace leaves more of T before the deadline.
+	if a, b := SafeTimeout(0, false, 0), SafeTimeout(0, false, grace); a >= b {
+		t.Errorf("kill grace 0: %s, not below %s", a, b)
+	}
+}

@@ -69,6 +69,8 @@ type Client struct {
 	// up, ended by Close.
 	stop, stopped chan struct{}
 	stopOnce      sync.Once
+	// quorum says whether the keepalive syncs (quorumkeep.go).
+	quorum *quorumKeep
 }
 
 type logFunc func(string, ...any)
@@ -100,7 +102,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
-		debugf: logf, opts: o}
+		debugf: logf, opts: o, quorum: newQuorumKeep()}
 	c.wire.refusedResume = c.probeRefusal
 	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
 	// The library's own log lines stay out of -v: zklock says in its own
@@ -302,7 +304,9 @@ func (c *Client) LastHeard() time.Time {
 // QuorumHeard is the latest moment the ensemble's leader is known to have
 // restarted this session's expiry clock (see quorum.go). The session cannot
 // expire before QuorumHeard plus Contact's Timeout, whichever server the
-// client is connected to and whatever that server still answers.
+// client is connected to and whatever that server still answers. It
+// follows the clock only once KeepQuorumHeard has started the syncs;
+// until then only connects and writes move it.
 func (c *Client) QuorumHeard() time.Time { return c.wire.quorum() }
 
 // CreateZxid is the zxid of this session's create of p, read from the reply

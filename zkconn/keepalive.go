@@ -7,14 +7,14 @@ import (
 
 // The keepalive is the session's own heartbeat, beside go-zookeeper's pings
 // (every T/3, answered by whichever server the client is connected to, so
-// they prove nothing about the leader; see quorum.go). It does two things
-// for the life of the Client:
+// they prove nothing about the leader; see quorum.go). It does two things:
 //
-//   - It sends a sync every T/20. Each successful sync certifies an earlier
+//   - Once the owner asks for it (KeepQuorumHeard, see quorumkeep.go), it
+//     sends a sync every T/20. Each successful sync certifies an earlier
 //     request, which keeps QuorumHeard within about 0.35·T of now while the
 //     ensemble is healthy. A sync costs the leader one round trip to the
 //     follower and no write.
-//   - It watches for a silent server. A member that stops answering (a
+//   - For the life of the Client, it watches for a silent server. A member that stops answering (a
 //     partition, a long GC pause, a frozen VM) still holds the TCP
 //     connection open, and go-zookeeper notices only when its read times
 //     out, 2/3·T after the last byte: too late to keep a lock. When a
@@ -48,7 +48,7 @@ func (c *Client) keepalive() {
 	// reconnect may change (timeout.go).
 	t := c.Contact().Timeout
 	silence := max(t/silenceDivisor, minSilence)
-	every := max(t/keepaliveDivisor, time.Millisecond)
+	every := keepaliveEvery(t)
 	wake := time.NewTimer(every)
 	defer wake.Stop()
 	// The request cannot be cancelled; like the syncs below, it ends
@@ -56,7 +56,11 @@ func (c *Client) keepalive() {
 	go c.learnMode()
 	synced := make(chan struct{}, 1)
 	inFlight := false
-	nextSync := time.Now().Add(every)
+	// The syncs wait for KeepQuorumHeard (quorumkeep.go); the first one
+	// never goes out sooner than T/20 into the session.
+	wanted, syncing := c.quorum.wanted, false
+	born := time.Now()
+	nextSync := born.Add(every)
 	for {
 		select {
 		case <-c.stop:
@@ -64,12 +68,15 @@ func (c *Client) keepalive() {
 		case <-synced:
 			inFlight = false
 			continue
+		case <-wanted:
+			wanted, syncing = nil, true
+			nextSync = born.Add(every)
 		case <-wake.C:
 		}
 		if nt := c.Contact().Timeout; nt != t && nt > 0 {
 			t = nt
 			silence = max(t/silenceDivisor, minSilence)
-			every = max(t/keepaliveDivisor, time.Millisecond)
+			every = keepaliveEvery(t)
 			c.wire.setHandshake(handshakeLimit(t))
 			if soon := time.Now().Add(every); soon.Before(nextSync) {
 				nextSync = soon
@@ -79,7 +86,12 @@ func (c *Client) keepalive() {
 		c.dropIfSilent(now, silence)
 		c.sess.expireIfDown(now, t)
 		c.giveUpIfRefused()
-		if !now.Before(nextSync) {
+		if !syncing && !now.Before(nextSync) {
+			// Nothing to send: wake as often anyway, for the checks
+			// above.
+			nextSync = now.Add(every)
+		}
+		if syncing && !now.Before(nextSync) {
 			nextSync = now.Add(every)
 			// Only on a connection that carries the session: a request
 			// queued while there is none would go out with the
@@ -92,7 +104,12 @@ func (c *Client) keepalive() {
 				// The request cannot be cancelled; it ends with its
 				// reply, or when Close flushes it.
 				go func() {
-					_, _ = c.conn.Sync(c.abs("/"))
+					sent := time.Now()
+					if _, err := c.conn.Sync(c.abs("/")); err == nil {
+						// The tracker has read the reply already:
+						// QuorumHeard counts it.
+						c.quorum.syncedAt(sent)
+					}
 					synced <- struct{}{}
 				}()
 			}

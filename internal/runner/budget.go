@@ -23,7 +23,10 @@ import "time"
 //
 // QuorumHeard trails real time by up to about 0.35·T on a healthy ensemble
 // (the session's keepalive syncs every T/20, and each sync certifies a
-// request at least T/4 older). Grace is the user's --kill-grace capped at
+// request at least T/4 older). The syncs start when the run is next in
+// line (zkconn's KeepQuorumHeard); in their first T/4 a sync can certify
+// no more than a ping, and the lag is up to T/4 + T/3 (go-zookeeper pings
+// every T/3), still short of the Deadline below. Grace is the user's --kill-grace capped at
 // T/5, so Deadline ≥ 0.7·T leaves at least 0.35·T of silence before the
 // command is disturbed: room for the keepalive to notice a silent server
 // (T/10) and resume the session on another one. Margin is T/10, at least

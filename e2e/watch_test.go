@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"regexp"
 	"syscall"
 	"testing"
@@ -273,5 +274,46 @@ func TestWatchLinesDisconnected(t *testing.T) {
 	}
 	if code, _ := stop(); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestWatchReaderGone: a watch whose reader went away (`| head -1`) ends
+// at the next change, quietly, with exit 0.
+func TestWatchReaderGone(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := zklock(t, "holders", "--watch", "--json", "--path", path)
+	var errb syncBuffer
+	c.Stdout, c.Stderr = w, &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = c.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		c.Process.Kill()
+		<-exited
+	})
+	if first, err := bufio.NewReader(r).ReadString('\n'); err != nil || first != "[]\n" {
+		t.Fatalf("first line %q, %v; want []", first, err)
+	}
+	r.Close()
+	foreignNode(t, conn, path+"/"+curatorContender, nil)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("still watching 10s after a change its reader was gone for")
+	}
+	if code := exitCodeOf(t, waitErr); code != 0 || errb.String() != "" {
+		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errb.String())
 	}
 }

@@ -97,7 +97,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := saslLogin(o.SASL); err != nil {
+	if err := saslLogin(ctx, o.SASL); err != nil {
 		return nil, err
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),
@@ -143,12 +143,13 @@ func (c *Client) dialer() func(network, address string, timeout time.Duration) (
 		if err := c.probes.wait(c.done); err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		conn, err := c.connect(network, address, timeout)
 		if err != nil {
 			return nil, err
 		}
 		// Watch the plaintext: with TLS, inside the encryption.
-		return c.wire.wrap(conn, address), nil
+		return c.wire.wrap(conn, address, time.Since(start)), nil
 	}
 }
 
@@ -158,9 +159,11 @@ func (c *Client) connect(network, address string, timeout time.Duration) (net.Co
 	var conn net.Conn
 	var err error
 	if c.opts.TLS != nil {
-		// The handshake is part of connecting: the same timeout bounds
-		// both.
-		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, serverTLS(c.opts.TLS, address))
+		// The handshake is part of connecting. It takes two round trips
+		// more than TCP's connect, each given as long as the
+		// ConnectRequest's will be (wire.go), so that a slow link is no
+		// reason to fail.
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout + 2*c.wire.handshakeLimit()}, network, address, serverTLS(c.opts.TLS, address))
 	} else {
 		conn, err = net.DialTimeout(network, address, timeout)
 	}

@@ -97,7 +97,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := saslLogin(o.SASL); err != nil {
+	if err := saslLogin(ctx, o.SASL); err != nil {
 		return nil, err
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),

@@ -112,3 +112,34 @@ func TestConfirmQuorumAfterWaiting(t *testing.T) {
 		t.Errorf("ConfirmQuorum took %s, more than a round trip on loopback", took)
 	}
 }
+
+// TestSilentServerFailoverWaiting: a waiting session sends no syncs, and
+// its server falling silent is still noticed, from the ping that goes
+// unanswered: the session resumes on the other server within a ping
+// period (T/3) and the silence limit (T/10), so its watches come back
+// long before go-zookeeper's own read timeout (2/3·T) would bring them.
+func TestSilentServerFailoverWaiting(t *testing.T) {
+	const timeout = 4 * time.Second
+	a := zktest.NewProxyT(t, server(t).Addrs()[0])
+	b := zktest.NewProxyT(t, server(t).Addrs()[0])
+	c := dialT(t, []string{a.Addr(), b.Addr()}, timeout)
+	silent, other := a, b
+	if c.Server() == b.Addr() {
+		silent, other = b, a
+	}
+	// Past the session's own first requests: from here on only pings go
+	// out.
+	zktest.Eventually(t, timeout, "a ping answered after the session's first requests", func() bool {
+		return consT(t, server(t).Addrs()[0], c).LastOp == "PING"
+	})
+	silenceAt := time.Now()
+	silent.Blackhole()
+	zktest.Eventually(t, timeout, "the session to resume on the other server", func() bool {
+		return c.Server() == other.Addr() && !c.LastHeard().Before(silenceAt)
+	})
+	took := time.Since(silenceAt)
+	t.Logf("silence to the session resumed elsewhere: %s (T = %s)", took.Round(time.Millisecond), timeout)
+	if limit := timeout/3 + timeout/silenceDivisor + handshakeLimit(timeout); took > limit {
+		t.Errorf("resuming took %s, want at most a ping period, the silence limit and a handshake: %s", took, limit)
+	}
+}

@@ -232,7 +232,14 @@ func (w *watcher) read(ctx context.Context, c *zkconn.Client) (Snapshot, error) 
 // readTree brings list's tree up to date: all of it on a new session, and
 // then the subtrees whose nodes' children changed. A lock's queue changing
 // costs a read of that queue alone, however many others the tree holds.
-func (w *watcher) readTree(ctx context.Context, c *zkconn.Client) error {
+func (w *watcher) readTree(ctx context.Context, c *zkconn.Client) (err error) {
+	defer func() {
+		if err != nil {
+			// What was to be read again is read in full next time:
+			// the subtrees not read yet are known no more.
+			w.fresh = false
+		}
+	}()
 	w.mu.Lock()
 	stale := w.changed
 	w.changed = map[string]bool{}
@@ -245,7 +252,6 @@ func (w *watcher) readTree(ctx context.Context, c *zkconn.Client) error {
 		for _, p := range w.outermost(stale) {
 			// Its watch first, then its read: a change in between
 			// fires the watch and is read next time.
-			var err error
 			if p == w.o.Path {
 				err = w.armPath(ctx, c)
 			} else {

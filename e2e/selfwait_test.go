@@ -3,10 +3,13 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/zktest"
 )
 
 // TestReentryThroughChroot: the inner zklock names the outer's lock
@@ -83,4 +86,74 @@ func TestSelfWaitDroppedEnvironment(t *testing.T) {
 		}
 		assertGone(t, rawZK(t), path)
 	}
+}
+
+// TestSelfWaitOtherPIDNamespace: a pid names a process only within its
+// PID namespace. Two containers on one host (host networking shares the
+// host name) lay their processes out alike, so the holder of a lock in
+// one may have the pid of an ancestor zklock in the other. The inner
+// zklock there (its environment dropped) must wait for that holder, which
+// ends, not exit 64 as if its own ancestor held the lock.
+func TestSelfWaitOtherPIDNamespace(t *testing.T) {
+	s := server(t).ConnectString()
+	x, y := lockPath(t), lockPath(t)
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	// A PID namespace of its own (in a user namespace, so that no
+	// privilege is needed), its /proc mounted, and sh as its pid 1: the
+	// zklock sh starts is pid 2 in each.
+	ns := func(script string) *exec.Cmd {
+		c := exec.Command("unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc",
+			"sh", "-c", script+"; true")
+		c.Env = append(os.Environ(), "S="+s, "X="+x, "Y="+y, "D="+dir)
+		return c
+	}
+	// B: its zklock holds Y; its command, once told to go, starts a zklock
+	// that asks for X without the environment that says what it holds.
+	b := ns(`zklock --servers "$S" run --path "$Y" -- sh -c '
+		echo $PPID > "$D/b-pid"
+		while [ ! -e "$D/go" ]; do sleep 0.05; done
+		env -i PATH="$PATH" zklock --servers "$S" run --timeout 30s --path "$X" -- touch "$D/ran" 2> "$D/err"
+		echo $? > "$D/code"'`)
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{}) // closed once B has ended
+	go func() {
+		b.Wait()
+		close(done)
+	}()
+	defer func() {
+		b.Process.Kill() // its namespace with it (--kill-child)
+		<-done
+	}()
+	zktest.Eventually(t, 20*time.Second, "B holds its lock", func() bool { return fileExists(at("b-pid")) })
+	// A: its zklock, started after B's, holds X for a while.
+	a := ns(`zklock --servers "$S" run --path "$X" -- sh -c 'echo $PPID > "$D/a-pid"; sleep 3'`)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	zktest.Eventually(t, 20*time.Second, "A holds X", func() bool { return fileExists(at("a-pid")) })
+	aPID, _ := os.ReadFile(at("a-pid"))
+	bPID, _ := os.ReadFile(at("b-pid"))
+	if string(aPID) != string(bPID) {
+		t.Fatalf("the zklocks have pids %q and %q in their namespaces: not the same, so this proves nothing", aPID, bPID)
+	}
+	if err := os.WriteFile(at("go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(); err != nil {
+		t.Fatalf("A: %v", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(40 * time.Second):
+		t.Fatal("B still runs 40s after A released")
+	}
+	code, _ := os.ReadFile(at("code"))
+	msg, _ := os.ReadFile(at("err"))
+	if strings.TrimSpace(string(code)) != "0" || !fileExists(at("ran")) {
+		t.Errorf("the inner zklock exited %s, want 0 once A released; stderr: %s", code, msg)
+	}
+	assertGone(t, rawZK(t), x)
 }

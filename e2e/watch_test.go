@@ -2,8 +2,9 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
+	"os"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -26,9 +27,20 @@ type watchLine struct {
 // returns the exit code and stderr.
 func watchOutput(t *testing.T, args ...string) (lines <-chan watchLine, stop func() (int, string)) {
 	t.Helper()
+	lines, _, stop = watchVia(t, "", args...)
+	return lines, stop
+}
+
+// watchVia is watchOutput through servers (the shared server if empty),
+// with its stderr to read while it runs.
+func watchVia(t *testing.T, servers string, args ...string) (lines <-chan watchLine, stderr *syncBuffer, stop func() (int, string)) {
+	t.Helper()
 	c := zklock(t, args...)
-	var errb bytes.Buffer
-	c.Stderr = &errb
+	if servers != "" {
+		c.Env = append(c.Env, "ZKLOCK_SERVERS="+servers)
+	}
+	errb := &syncBuffer{}
+	c.Stderr = errb
 	out, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +73,7 @@ func watchOutput(t *testing.T, args ...string) (lines <-chan watchLine, stop fun
 		return code, errb.String()
 	}
 	t.Cleanup(func() { stop() })
-	return ch, stop
+	return ch, errb, stop
 }
 
 func exitCodeOf(t *testing.T, err error) int {
@@ -233,4 +245,75 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestWatchLinesDisconnected: without a terminal, a lost connection is a
+// warning on stderr that says since when, and its return another; the
+// watch goes on, and the next change is printed.
+func TestWatchLinesDisconnected(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
+	lines, stderr, stop := watchVia(t, proxy.Addr(), "list", "--watch", "--path", path)
+	var prev string
+	var ls listSnapshot
+	nextLine(t, lines, &prev, "the first snapshot", &ls)
+
+	proxy.Cut()
+	lost := regexp.MustCompile(`^zklock: warning: disconnected from ZooKeeper since \d\d:\d\d:\d\d, retrying\n$`)
+	zktest.Eventually(t, 10*time.Second, "a warning that the connection is lost", func() bool { return lost.MatchString(stderr.String()) })
+	proxy.Heal()
+	back := regexp.MustCompile(`\nzklock: warning: connected to ZooKeeper again, after \d[.\d]*m?s\n$`)
+	zktest.Eventually(t, 20*time.Second, "a warning that it is back", func() bool { return back.MatchString(stderr.String()) })
+
+	foreignNode(t, conn, path+"/"+curatorContender, nil)
+	ls = listSnapshot{}
+	nextLine(t, lines, &prev, "a contender, after the connection came back", &ls)
+	if got := states(ls.entries()); !equalStrings(got, []string{"holding"}) {
+		t.Errorf("after the connection came back: %v, want one holder", got)
+	}
+	if code, _ := stop(); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestWatchReaderGone: a watch whose reader went away (`| head -1`) ends
+// at the next change, quietly, with exit 0.
+func TestWatchReaderGone(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := zklock(t, "holders", "--watch", "--json", "--path", path)
+	var errb syncBuffer
+	c.Stdout, c.Stderr = w, &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = c.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		c.Process.Kill()
+		<-exited
+	})
+	if first, err := bufio.NewReader(r).ReadString('\n'); err != nil || first != "[]\n" {
+		t.Fatalf("first line %q, %v; want []", first, err)
+	}
+	r.Close()
+	foreignNode(t, conn, path+"/"+curatorContender, nil)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("still watching 10s after a change its reader was gone for")
+	}
+	if code := exitCodeOf(t, waitErr); code != 0 || errb.String() != "" {
+		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errb.String())
+	}
 }

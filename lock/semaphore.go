@@ -19,6 +19,13 @@ const (
 // at path: where its holders are, if path is a semaphore's.
 func SemaphoreLeases(path string) string { return zkconn.Join(path, semLeases) }
 
+// The names of a semaphore's two nodes below its path: its leases, and
+// the mutex that those waiting for a lease queue in.
+const (
+	SemaphoreLeasesName = semLeases
+	SemaphoreMutexName  = semLocks
+)
+
 // acquireSemaphore takes one of limit leases on path, with the layout of
 // Curator's InterProcessSemaphoreV2, so zklock and Java services share
 // semaphores:

@@ -69,6 +69,8 @@ type Client struct {
 	// up, ended by Close.
 	stop, stopped chan struct{}
 	stopOnce      sync.Once
+	// quorum says whether the keepalive syncs (quorumkeep.go).
+	quorum *quorumKeep
 }
 
 type logFunc func(string, ...any)
@@ -95,12 +97,12 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := saslLogin(o.SASL); err != nil {
+	if err := saslLogin(ctx, o.SASL); err != nil {
 		return nil, err
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
-		debugf: logf, opts: o}
+		debugf: logf, opts: o, quorum: newQuorumKeep()}
 	c.wire.refusedResume = c.probeRefusal
 	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
 	// The library's own log lines stay out of -v: zklock says in its own
@@ -141,12 +143,13 @@ func (c *Client) dialer() func(network, address string, timeout time.Duration) (
 		if err := c.probes.wait(c.done); err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		conn, err := c.connect(network, address, timeout)
 		if err != nil {
 			return nil, err
 		}
 		// Watch the plaintext: with TLS, inside the encryption.
-		return c.wire.wrap(conn, address), nil
+		return c.wire.wrap(conn, address, time.Since(start)), nil
 	}
 }
 
@@ -156,9 +159,11 @@ func (c *Client) connect(network, address string, timeout time.Duration) (net.Co
 	var conn net.Conn
 	var err error
 	if c.opts.TLS != nil {
-		// The handshake is part of connecting: the same timeout bounds
-		// both.
-		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, serverTLS(c.opts.TLS, address))
+		// The handshake is part of connecting. It takes two round trips
+		// more than TCP's connect, each given as long as the
+		// ConnectRequest's will be (wire.go), so that a slow link is no
+		// reason to fail.
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout + 2*c.wire.handshakeLimit()}, network, address, serverTLS(c.opts.TLS, address))
 	} else {
 		conn, err = net.DialTimeout(network, address, timeout)
 	}
@@ -302,7 +307,9 @@ func (c *Client) LastHeard() time.Time {
 // QuorumHeard is the latest moment the ensemble's leader is known to have
 // restarted this session's expiry clock (see quorum.go). The session cannot
 // expire before QuorumHeard plus Contact's Timeout, whichever server the
-// client is connected to and whatever that server still answers.
+// client is connected to and whatever that server still answers. It
+// follows the clock only once KeepQuorumHeard has started the syncs;
+// until then only connects and writes move it.
 func (c *Client) QuorumHeard() time.Time { return c.wire.quorum() }
 
 // CreateZxid is the zxid of this session's create of p, read from the reply

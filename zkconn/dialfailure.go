@@ -130,10 +130,12 @@ func (f *lastFailure) dialer(d zk.Dialer) zk.Dialer {
 }
 
 // ErrClosedInHandshake means a server accepted the TCP connection and closed
-// it before answering the session handshake. The usual cause is the server's
-// cap on connections from one client address (maxClientCnxns, 60 by
-// default), which each waiting zklock counts against with its one
-// connection.
+// it before answering the session handshake. The usual cause is a server
+// that is not serving yet: during a leader election, and while it starts,
+// a server accepts connections and closes each at its ConnectRequest
+// ("ZooKeeperServer not running"). Next comes the server's cap on
+// connections from one client address (maxClientCnxns, 60 by default),
+// which each waiting zklock counts against with its one connection.
 var ErrClosedInHandshake = errors.New("closed the connection during the handshake")
 
 // handshakeConn notices a server that closes the connection before it has
@@ -182,14 +184,17 @@ func closedByPeer(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// closedInHandshake names the likely causes: the connection cap first,
-// then a port of the other kind: a secureClientPort drops a client that does
-// not speak TLS in the same way, and a plain port one that does (it reads
-// the TLS hello as a frame too large to be one).
+// closedInHandshake names the likely causes, the likeliest first: a
+// server not serving yet (every election closes every client's
+// connection this way, on every member, for a few seconds), then the
+// connection cap, then a port of the other kind: a secureClientPort drops
+// a client that does not speak TLS in the same way, and a plain port one
+// that does (it reads the TLS hello as a frame too large to be one).
 func (f *lastFailure) closedInHandshake(address string) error {
-	likely := "too many connections from this host (the server's maxClientCnxns, 60 per client address by default), or a port that does not speak TLS?"
+	port := "a port that does not speak TLS"
 	if !f.tls {
-		likely = "too many connections from this host (the server's maxClientCnxns, 60 per client address by default), or a TLS-only port?"
+		port = "a TLS-only port"
 	}
-	return fmt.Errorf("%s %w: %s", address, ErrClosedInHandshake, likely)
+	return fmt.Errorf("%s %w: a server not serving yet (a leader election, or start-up), too many connections from this host (the server's maxClientCnxns, 60 per client address by default), or %s?",
+		address, ErrClosedInHandshake, port)
 }

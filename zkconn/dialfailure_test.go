@@ -37,3 +37,34 @@ func TestConnectionCap(t *testing.T) {
 		}
 	}
 }
+
+// TestNotServingNamedFirst: a member of an ensemble that is not serving
+// (here, left alone without its quorum; likewise during every election)
+// accepts connections and closes each at its ConnectRequest, just like a
+// server over its connection cap. That is the likelier cause, so the
+// message names it before the cap.
+func TestNotServingNamedFirst(t *testing.T) {
+	zktest.NeedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e, err := zktest.StartEnsemble(ctx, 3, zktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	alone := e.Server(0)
+	for _, s := range e.Servers()[1:] {
+		if err := s.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = Dial(ctx, Options{ConnString: ConnString{Servers: []string{alone.Addr()}}, ConnectTimeout: 2 * time.Second})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a member without its quorum gave a session: %v", err)
+	}
+	msg := err.Error()
+	notServing, cap := strings.Index(msg, "not serving"), strings.Index(msg, "maxClientCnxns")
+	if !strings.Contains(msg, "closed the connection during the handshake") || notServing < 0 || cap < notServing {
+		t.Errorf("%q: want the handshake's close, a server not serving named first and the connection cap after it", msg)
+	}
+}

@@ -7,18 +7,21 @@ import (
 
 // The keepalive is the session's own heartbeat, beside go-zookeeper's pings
 // (every T/3, answered by whichever server the client is connected to, so
-// they prove nothing about the leader; see quorum.go). It does two things
-// for the life of the Client:
+// they prove nothing about the leader; see quorum.go). It does two things:
 //
-//   - It sends a sync every T/20. Each successful sync certifies an earlier
+//   - Once the owner asks for it (KeepQuorumHeard, see quorumkeep.go), it
+//     sends a sync every T/20. Each successful sync certifies an earlier
 //     request, which keeps QuorumHeard within about 0.35·T of now while the
 //     ensemble is healthy. A sync costs the leader one round trip to the
 //     follower and no write.
-//   - It watches for a silent server. A member that stops answering (a
-//     partition, a long GC pause, a frozen VM) still holds the TCP
-//     connection open, and go-zookeeper notices only when its read times
-//     out, 2/3·T after the last byte: too late to keep a lock. When a
-//     request has waited T/10 for its reply, the keepalive closes the
+//   - For the life of the Client, it watches for a silent server. A
+//     member that stops answering (a partition, a long GC pause, a frozen
+//     VM) still holds the TCP connection open, and go-zookeeper notices
+//     only when its read times out, 2/3·T after the last byte: too late
+//     to keep a lock. When a
+//     request waits for its reply and the server has sent nothing for
+//     longer than the connection's silence bound (T/10, or more on a slow
+//     link: silenceBound in roundtrip.go), the keepalive closes the
 //     connection; go-zookeeper then moves on to the next server of the
 //     connect string and resumes the session there (the handshake itself
 //     is bounded, see wire.go), normally within T/5 of the silence.
@@ -47,8 +50,7 @@ func (c *Client) keepalive() {
 	// The intervals follow the session timeout in effect, which a
 	// reconnect may change (timeout.go).
 	t := c.Contact().Timeout
-	silence := max(t/silenceDivisor, minSilence)
-	every := max(t/keepaliveDivisor, time.Millisecond)
+	every := keepaliveEvery(t)
 	wake := time.NewTimer(every)
 	defer wake.Stop()
 	// The request cannot be cancelled; like the syncs below, it ends
@@ -56,7 +58,11 @@ func (c *Client) keepalive() {
 	go c.learnMode()
 	synced := make(chan struct{}, 1)
 	inFlight := false
-	nextSync := time.Now().Add(every)
+	// The syncs wait for KeepQuorumHeard (quorumkeep.go); the first one
+	// never goes out sooner than T/20 into the session.
+	wanted, syncing := c.quorum.wanted, false
+	born := time.Now()
+	nextSync := born.Add(every)
 	for {
 		select {
 		case <-c.stop:
@@ -64,22 +70,29 @@ func (c *Client) keepalive() {
 		case <-synced:
 			inFlight = false
 			continue
+		case <-wanted:
+			wanted, syncing = nil, true
+			nextSync = born.Add(every)
 		case <-wake.C:
 		}
 		if nt := c.Contact().Timeout; nt != t && nt > 0 {
 			t = nt
-			silence = max(t/silenceDivisor, minSilence)
-			every = max(t/keepaliveDivisor, time.Millisecond)
+			every = keepaliveEvery(t)
 			c.wire.setHandshake(handshakeLimit(t))
 			if soon := time.Now().Add(every); soon.Before(nextSync) {
 				nextSync = soon
 			}
 		}
 		now := time.Now()
-		c.dropIfSilent(now, silence)
+		c.dropIfSilent(now, t)
 		c.sess.expireIfDown(now, t)
 		c.giveUpIfRefused()
-		if !now.Before(nextSync) {
+		if !syncing && !now.Before(nextSync) {
+			// Nothing to send: wake as often anyway, for the checks
+			// above.
+			nextSync = now.Add(every)
+		}
+		if syncing && !now.Before(nextSync) {
 			nextSync = now.Add(every)
 			// Only on a connection that carries the session: a request
 			// queued while there is none would go out with the
@@ -92,16 +105,23 @@ func (c *Client) keepalive() {
 				// The request cannot be cancelled; it ends with its
 				// reply, or when Close flushes it.
 				go func() {
-					_, _ = c.conn.Sync(c.abs("/"))
+					sent := time.Now()
+					if _, err := c.conn.Sync(c.abs("/")); err == nil {
+						// The tracker has read the reply already:
+						// QuorumHeard counts it.
+						c.quorum.syncedAt(sent)
+					}
 					synced <- struct{}{}
 				}()
 			}
 		}
-		// Wake for the next sync, or as soon as the oldest request
-		// still unanswered turns silent, whichever comes first.
+		// Wake for the next sync, or as soon as the server would turn
+		// silent, whichever comes first.
 		next := nextSync
-		if sent, _, ok := c.wire.oldestPending(); ok && sent.Add(silence).Before(next) {
-			next = sent.Add(silence + time.Millisecond)
+		if since, rtt, _, ok := c.wire.quiet(); ok {
+			if at := since.Add(silenceBound(t, rtt)); at.Before(next) {
+				next = at.Add(time.Millisecond)
+			}
 		}
 		wake.Reset(max(time.Until(next), time.Millisecond))
 	}
@@ -150,16 +170,16 @@ var errSessionRequiresAuth = fmt.Errorf("%s%d", codeUnknownPrefix, codeSessionRe
 // outside any chroot.
 const configNode = "/zookeeper/config"
 
-// dropIfSilent closes the current connection if its oldest unanswered
-// request was sent more than silence ago.
-func (c *Client) dropIfSilent(now time.Time, silence time.Duration) {
-	sent, conn, ok := c.wire.oldestPending()
-	if !ok || now.Sub(sent) <= silence {
+// dropIfSilent closes the current connection if a request has waited for
+// its reply while the server sent nothing for longer than the connection's
+// silence bound (silenceBound) under the session timeout t.
+func (c *Client) dropIfSilent(now time.Time, t time.Duration) {
+	since, rtt, conn, ok := c.wire.quiet()
+	if !ok || now.Sub(since) <= silenceBound(t, rtt) {
 		return
 	}
-	tc := conn.(*trackedConn)
-	if tc.drop() {
-		c.debugf(silentFormat, c.conn.Server(), now.Sub(sent).Round(time.Millisecond))
+	if conn.drop() {
+		c.debugf(silentFormat, c.conn.Server(), now.Sub(since).Round(time.Millisecond))
 	}
 }
 

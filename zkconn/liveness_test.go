@@ -15,6 +15,7 @@ import (
 func TestQuorumHeardFollowsKeepalive(t *testing.T) {
 	const timeout = 2 * time.Second
 	c := dialT(t, server(t).Addrs(), timeout)
+	c.KeepQuorumHeard()
 	start := time.Now()
 	lag := timeout/4 + 2*timeout/keepaliveDivisor + 100*time.Millisecond
 	for time.Since(start) < 2*timeout {
@@ -35,6 +36,7 @@ func TestSilentServerFailover(t *testing.T) {
 	a := zktest.NewProxyT(t, server(t).Addrs()[0])
 	b := zktest.NewProxyT(t, server(t).Addrs()[0])
 	c := dialT(t, []string{a.Addr(), b.Addr()}, timeout)
+	c.KeepQuorumHeard() // a holder's session: its syncs notice the silence
 	id := c.SessionID()
 	silent, other := a, b
 	if c.Server() == b.Addr() {
@@ -88,13 +90,13 @@ func TestWedgedServerHandshake(t *testing.T) {
 	}
 }
 
-// TestKeepaliveCost measures what one idle session costs the server: the
-// keepalive's syncs (20 per T) and go-zookeeper's pings (3 per T), read
-// from the server's own packet counter.
+// TestKeepaliveCost measures what one idle holder's session costs the
+// server: the keepalive's syncs (20 per T) and go-zookeeper's pings (3 per
+// T), read from the server's own packet counter.
 func TestKeepaliveCost(t *testing.T) {
 	const timeout = 2 * time.Second
 	ctx := t.Context()
-	dialT(t, server(t).Addrs(), timeout)
+	dialT(t, server(t).Addrs(), timeout).KeepQuorumHeard()
 	time.Sleep(timeout / 2) // past the connect and the first requests
 	before, err := zktest.Mntr(ctx, server(t).Addrs()[0])
 	if err != nil {

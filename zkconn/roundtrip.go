@@ -85,3 +85,40 @@ func (t *wireTracker) roundTrip() roundTrip {
 // answered, the previous connection's. It is zero before any connection
 // was answered.
 func (c *Client) RoundTrip() time.Duration { return c.wire.roundTrip().srtt }
+
+// retransmitFloor is the least time a lost TCP segment takes to be sent
+// again (Linux's lowest retransmission timeout): a reply that lost one
+// segment on the way comes that much later than the round trip.
+const retransmitFloor = 200 * time.Millisecond
+
+// silenceBound is how long a connection may send nothing while a request
+// waits for its reply before the keepalive takes its server for silent
+// (keepalive.go): the larger of T/10 (100ms at least) and twice the
+// connection's patience plus one retransmission. A reply within the
+// round trip's usual spread, or one that lost a segment on the way, comes
+// well inside it; a server that has stopped never does.
+func silenceBound(timeout time.Duration, r roundTrip) time.Duration {
+	b := max(timeout/silenceDivisor, minSilence)
+	if r.measured() {
+		b = max(b, 2*r.patience()+retransmitFloor)
+	}
+	return b
+}
+
+// maxHandshakeDoublings bounds how far handshakes that ran out of time
+// stretch the next one's bound: four times the base at most.
+const maxHandshakeDoublings = 2
+
+// handshakeBound is how long a new connection may take to answer the
+// ConnectRequest. base is the bound for a fast link (handshakeLimit);
+// prior is what is known of the round trip before the answer: the last
+// connection's patience, or else the time the connect itself took (a TCP
+// connect, and with TLS its handshake, take at least one round trip). The
+// bound is as patient as silenceBound with that round trip; and each
+// handshake in a row that ran out of time doubles the base (up to four
+// times), as TCP backs off its first retransmissions, so that a first
+// connect over a link slower than the base gets through on the second or
+// third try.
+func handshakeBound(base, prior time.Duration, fails int) time.Duration {
+	return max(2*prior+retransmitFloor, base<<min(fails, maxHandshakeDoublings))
+}

@@ -45,7 +45,7 @@ func TestRoundTripOnTheWire(t *testing.T) {
 		t.Fatal("measured before any connection")
 	}
 	fc := &fakeConn{}
-	c := tr.wrap(fc, "s")
+	c := tr.wrap(fc, "s", 0)
 	connReq := make([]byte, 40)
 	c.Write(frame(connReq...))
 	now = now.Add(300 * time.Millisecond)
@@ -75,7 +75,7 @@ func TestRoundTripOnTheWire(t *testing.T) {
 	// A new connection: until its handshake, the old estimate stands;
 	// then its own, and nothing of the old one.
 	fc2 := &fakeConn{}
-	c2 := tr.wrap(fc2, "s2")
+	c2 := tr.wrap(fc2, "s2", 0)
 	if got := tr.roundTrip().srtt; got != 325*time.Millisecond {
 		t.Fatalf("before the new handshake %s, want the previous connection's 325ms", got)
 	}
@@ -118,4 +118,136 @@ func TestRoundTripMeasured(t *testing.T) {
 	})
 	check("after the syncs")
 	t.Logf("round trip through a %s proxy: %s", 2*oneWay, c.RoundTrip())
+}
+
+// TestSilenceBound: a fast link keeps T/10; a slow one is given twice its
+// patience and one retransmission.
+func TestSilenceBound(t *testing.T) {
+	steady := func(d time.Duration) roundTrip {
+		var r roundTrip
+		for range 200 {
+			r.observe(d)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		timeout time.Duration
+		rtt     roundTrip
+		want    time.Duration
+	}{
+		{4 * time.Second, roundTrip{}, 400 * time.Millisecond},
+		{500 * time.Millisecond, roundTrip{}, minSilence},
+		{4 * time.Second, steady(time.Millisecond), 400 * time.Millisecond},
+		{4 * time.Second, steady(420 * time.Millisecond), 1040 * time.Millisecond},
+		{10 * time.Second, steady(300 * time.Millisecond), time.Second},
+	} {
+		if got := silenceBound(c.timeout, c.rtt); got < c.want || got > c.want+time.Millisecond {
+			t.Errorf("T %s, srtt %s rttvar %s: silence bound %s, want %s", c.timeout, c.rtt.srtt, c.rtt.rttvar, got, c.want)
+		}
+	}
+}
+
+// TestHandshakeBound: a slow connect, or a slow last connection, stretches
+// the bound; handshakes that ran out of time double it, up to four times
+// the base.
+func TestHandshakeBound(t *testing.T) {
+	const base = 500 * time.Millisecond
+	for _, c := range []struct {
+		prior time.Duration
+		fails int
+		want  time.Duration
+	}{
+		{0, 0, base},
+		{100 * time.Millisecond, 0, base},
+		{500 * time.Millisecond, 0, 1200 * time.Millisecond},
+		{0, 1, time.Second},
+		{0, 2, 2 * time.Second},
+		{0, 9, 2 * time.Second},
+		{2 * time.Second, 9, 4200 * time.Millisecond},
+	} {
+		if got := handshakeBound(base, c.prior, c.fails); got != c.want {
+			t.Errorf("prior %s, %d fails: %s, want %s", c.prior, c.fails, got, c.want)
+		}
+	}
+}
+
+// timeoutConn fails every read with a timeout, as a deadline does.
+type timeoutConn struct{ fakeConn }
+
+type errTimeout struct{}
+
+func (errTimeout) Error() string   { return "i/o timeout" }
+func (errTimeout) Timeout() bool   { return true }
+func (errTimeout) Temporary() bool { return true }
+
+func (c *timeoutConn) Read([]byte) (int, error) { return 0, errTimeout{} }
+
+// TestHandshakeBoundOnTheWire: a handshake that ran into its bound gives
+// the next connection twice as long, and is no refusal; once a handshake
+// is answered, the bound follows that connection's round trip.
+func TestHandshakeBoundOnTheWire(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tr := &wireTracker{now: func() time.Time { return now }, handshake: 500 * time.Millisecond}
+	c := tr.wrap(&timeoutConn{}, "s", 0)
+	if l := c.(*trackedConn).limit; l != 500*time.Millisecond {
+		t.Fatalf("first limit %s, want the base 500ms", l)
+	}
+	c.Write(frame(make([]byte, 40)...))
+	c.Read(make([]byte, 16))
+	c = tr.wrap(&timeoutConn{}, "s", 0)
+	if l := c.(*trackedConn).limit; l != time.Second {
+		t.Fatalf("after a handshake ran out of time, limit %s, want 1s", l)
+	}
+	if tr.refusals != 0 {
+		t.Fatalf("%d refusals counted for a timeout", tr.refusals)
+	}
+	// A connect that took 300ms: the bound allows for that round trip.
+	fc := &fakeConn{}
+	c = tr.wrap(fc, "s", 300*time.Millisecond)
+	if l := c.(*trackedConn).limit; l != time.Second {
+		t.Fatalf("limit %s after a 300ms connect and a failed handshake, want 1s", l)
+	}
+	c.Write(frame(make([]byte, 40)...))
+	now = now.Add(400 * time.Millisecond)
+	resp := make([]byte, 20)
+	resp[6], resp[7] = 0x0f, 0xa0 // 4000 ms
+	resp[15] = 1                  // session 1
+	fc.in.Write(frame(resp...))
+	c.Read(make([]byte, 4096))
+	// Answered in 400ms: srtt 400, rttvar 200, patience 1.2s.
+	c = tr.wrap(&fakeConn{}, "s", 0)
+	if l := c.(*trackedConn).limit; l != 2600*time.Millisecond {
+		t.Fatalf("limit %s after a handshake answered in 400ms, want 2·1.2s + 200ms", l)
+	}
+}
+
+// TestQuietSinceLastByte: silence counts from the later of the oldest
+// waiting request and the server's last bytes, and not before the
+// handshake.
+func TestQuietSinceLastByte(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tr := &wireTracker{now: func() time.Time { return now }}
+	fc := &fakeConn{}
+	c := tr.wrap(fc, "s", 0)
+	c.Write(frame(make([]byte, 40)...))
+	if _, _, _, ok := tr.quiet(); ok {
+		t.Fatal("quiet during the handshake")
+	}
+	handshake(c, fc)
+	c.Write(req(1, jute.OpSync))
+	c.Write(req(2, jute.OpSync))
+	if since, _, _, ok := tr.quiet(); !ok || !since.Equal(now) {
+		t.Fatalf("quiet since %v (%v), want the first sync's send time", since, ok)
+	}
+	now = now.Add(time.Second)
+	fc.in.Write(rep(1, 0))
+	c.Read(make([]byte, 4096))
+	if since, _, _, ok := tr.quiet(); !ok || !since.Equal(now) {
+		t.Fatalf("quiet since %v (%v), want the reply's arrival", since, ok)
+	}
+	fc.in.Write(rep(2, 0))
+	c.Read(make([]byte, 4096))
+	if _, _, _, ok := tr.quiet(); ok {
+		t.Fatal("quiet with nothing waiting")
+	}
 }

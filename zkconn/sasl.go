@@ -1,6 +1,7 @@
 package zkconn
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -287,16 +288,28 @@ func (c *Client) saslFailed(err error) {
 }
 
 // saslLogin gets a login's own credentials before any server is
-// contacted, for the logins that have any (a Kerberos TGT).
-func saslLogin(l SASLLogin) error {
+// contacted, for the logins that have any (a Kerberos TGT), unless ctx
+// ends first. Kerberos's login takes no context and tries each KDC of the
+// realm in turn, UDP then TCP, seconds each: it runs on a goroutine of its
+// own, so that a signal ends zklock at once rather than after the KDCs'
+// timeouts. Given up on, that goroutine ends with those timeouts, and its
+// result is dropped (the login keeps whatever credentials it got).
+func saslLogin(ctx context.Context, l SASLLogin) error {
 	p, ok := l.(SASLCredentials)
 	if !ok {
 		return nil
 	}
-	if err := p.Login(); err != nil {
-		return &SASLError{Mechanism: l.Mechanism(), Principal: l.Principal(), Err: err}
+	done := make(chan error, 1)
+	go func() { done <- p.Login() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return &SASLError{Mechanism: l.Mechanism(), Principal: l.Principal(), Err: err}
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return nil
 }
 
 // acl is the ACL of the nodes this client creates: the creator's whenever

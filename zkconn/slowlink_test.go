@@ -43,6 +43,7 @@ func TestSlowLinkIsNoRefusal(t *testing.T) {
 	p.HoldBack(2, 600*time.Millisecond)
 	var drops atomic.Int32
 	c := slowDial(t, []string{p.Addr()}, timeout, &drops)
+	c.KeepQuorumHeard() // a holder's session: its syncs are held back too
 	select {
 	case <-c.Lost():
 		if err := c.LostErr(); errors.Is(err, ErrPermission) {
@@ -53,4 +54,40 @@ func TestSlowLinkIsNoRefusal(t *testing.T) {
 	case <-time.After(2 * timeout):
 	}
 	t.Logf("connections dropped as silent in %s: %d", 2*timeout, drops.Load())
+}
+
+// TestSlowLinkKeepsConnection: on links that are slow but alive (420ms
+// round trips with jitter; 300ms with every 20th chunk held back as a
+// retransmitted segment would be), T = 4s, the keepalive closes no
+// connection and the session stays. Before silence followed the
+// measured round trip, it was T/10 from the oldest request: the 420ms
+// link lost its session within 6s, every handshake dropped as silent.
+func TestSlowLinkKeepsConnection(t *testing.T) {
+	const timeout = 4 * time.Second
+	for _, c := range []struct {
+		name           string
+		oneWay, jitter time.Duration
+		holdEvery      int
+	}{
+		{"420ms", 210 * time.Millisecond, 20 * time.Millisecond, 0},
+		{"300ms held back", 150 * time.Millisecond, 0, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := zktest.NewProxyT(t, server(t).Addrs()[0])
+			p.SetDelay(c.oneWay)
+			p.SetJitter(c.jitter)
+			p.HoldBack(c.holdEvery, 250*time.Millisecond)
+			var drops atomic.Int32
+			cl := slowDial(t, []string{p.Addr()}, timeout, &drops)
+			select {
+			case <-cl.Lost():
+				t.Fatalf("session lost after %d drops: %v", drops.Load(), cl.LostErr())
+			case <-time.After(2 * timeout):
+			}
+			if n := drops.Load(); n != 0 {
+				t.Errorf("%d connections dropped as silent on a live link (round trip %s)", n, cl.RoundTrip())
+			}
+			t.Logf("round trip %s, silence bound %s", cl.RoundTrip(), silenceBound(timeout, cl.wire.roundTrip()))
+		})
+	}
 }

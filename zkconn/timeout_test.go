@@ -11,7 +11,7 @@ import (
 // resumeOn resumes session 0x1234 on a new connection, granted granted.
 func resumeOn(tr *wireTracker, granted time.Duration) (*fakeConn, net.Conn) {
 	fc := &fakeConn{}
-	c := tr.wrap(fc, "s")
+	c := tr.wrap(fc, "s", 0)
 	handshakeAs(c, fc, 0x1234, granted)
 	return fc, c
 }
@@ -27,7 +27,7 @@ func TestTimeoutFollowsReconnects(t *testing.T) {
 	at := func(ms int) { now = base.Add(time.Duration(ms) * time.Millisecond) }
 	tr := &wireTracker{now: func() time.Time { return now }}
 	fc := &fakeConn{}
-	c := tr.wrap(fc, "s")
+	c := tr.wrap(fc, "s", 0)
 	handshakeAs(c, fc, 0, 10*time.Second) // a new session
 	want := func(what string, timeout, granted, pending time.Duration) {
 		t.Helper()

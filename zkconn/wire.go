@@ -42,9 +42,13 @@ type wireTracker struct {
 	// timeouts change: the guard's deadlines follow each change at once.
 	changed chan struct{}
 	now     func() time.Time
-	// handshake bounds the wait for a ConnectResponse (see trackedConn's
-	// deadline methods); zero leaves go-zookeeper's own deadline alone.
+	// handshake bounds the wait for a ConnectResponse on a fast link (see
+	// trackedConn's deadline methods); each connection stretches it for
+	// the round trip (handshakeBound). Zero leaves go-zookeeper's own
+	// deadline alone.
 	handshake time.Duration
+	// handshakeFails counts the handshakes in a row that ran out of time.
+	handshakeFails int
 	// standalone is set once the server is known to run alone: then it is
 	// its own leader, and every reply certifies its request (quorum.go).
 	standalone bool
@@ -86,6 +90,9 @@ type trackedConn struct {
 	t       *wireTracker
 	dialed  time.Time
 	address string // the server, as the dialer was given it
+	// limit bounds the wait for the ConnectResponse (zero: no bound),
+	// fixed when the connection is made (handshakeBound).
+	limit time.Duration
 
 	mu        sync.Mutex
 	pending   []request    // requests awaiting replies, in order
@@ -100,8 +107,12 @@ type trackedConn struct {
 	answeredAny, counted bool
 	// rtt is this connection's round-trip estimate (roundtrip.go).
 	rtt roundTrip
-	out frameReader // client → server
-	in  frameReader // server → client
+	// lastByte is when bytes last came from the server.
+	lastByte time.Time
+	// timedOut: a read ran into the handshake bound.
+	timedOut bool
+	out      frameReader // client → server
+	in       frameReader // server → client
 }
 
 // request is what the tracker remembers of a request until its reply.
@@ -118,13 +129,36 @@ type request struct {
 }
 
 // wrap returns conn to address instrumented by t, and makes it the
-// current connection.
-func (t *wireTracker) wrap(conn net.Conn, address string) net.Conn {
+// current connection; took is how long connecting took (TCP, and TLS if
+// used), zero if unknown.
+func (t *wireTracker) wrap(conn net.Conn, address string, took time.Duration) net.Conn {
 	c := &trackedConn{Conn: conn, t: t, dialed: t.now(), address: address}
 	t.mu.Lock()
+	c.limit = t.handshakeLimitLocked(took)
 	t.cur = c
 	t.mu.Unlock()
 	return c
+}
+
+// handshakeLimitLocked is the handshake bound for a connection made now,
+// whose connect took took; the caller holds t.mu.
+func (t *wireTracker) handshakeLimitLocked(took time.Duration) time.Duration {
+	if t.handshake <= 0 {
+		return 0
+	}
+	prior := took
+	if t.rtt.measured() {
+		prior = t.rtt.patience()
+	}
+	return handshakeBound(t.handshake, prior, t.handshakeFails)
+}
+
+// handshakeLimit is the handshake bound for the next connection, before
+// its connect: what the TLS handshake's two round trips are each given.
+func (t *wireTracker) handshakeLimit() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.handshakeLimitLocked(0)
 }
 
 func (c *trackedConn) Write(b []byte) (int, error) {
@@ -156,6 +190,7 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		replied := c.t.now()
 		c.mu.Lock()
+		c.lastByte = replied
 		c.in.feed(b[:n], func(first bool, frame []byte) {
 			if first {
 				c.connectResponse(frame, replied)
@@ -194,6 +229,15 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 func (c *trackedConn) ended(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var timeout net.Error
+	if !c.handshook && !c.timedOut && errors.As(err, &timeout) && timeout.Timeout() {
+		// Before the handshake, every deadline is the handshake bound
+		// (capped): the next connection is given longer.
+		c.timedOut = true
+		c.t.mu.Lock()
+		c.t.handshakeFails++
+		c.t.mu.Unlock()
+	}
 	if c.dropped || c.closedHere || !serverClosed(err) {
 		return
 	}
@@ -241,13 +285,10 @@ func (c *trackedConn) capped(d time.Time) time.Time {
 	c.mu.Lock()
 	done := c.handshook
 	c.mu.Unlock()
-	c.t.mu.Lock()
-	handshake := c.t.handshake
-	c.t.mu.Unlock()
-	if done || handshake <= 0 {
+	if done || c.limit <= 0 {
 		return d
 	}
-	limit := c.dialed.Add(handshake)
+	limit := c.dialed.Add(c.limit)
 	if d.IsZero() || d.After(limit) {
 		return limit
 	}
@@ -264,7 +305,8 @@ func (c *trackedConn) SetWriteDeadline(d time.Time) error {
 	return c.Conn.SetWriteDeadline(c.capped(d))
 }
 
-// setHandshake sets the handshake bound for the connections to come.
+// setHandshake sets the handshake bound on a fast link for the
+// connections to come.
 func (t *wireTracker) setHandshake(d time.Duration) {
 	t.mu.Lock()
 	t.handshake = d
@@ -297,6 +339,7 @@ func (c *trackedConn) connectResponse(frame []byte, replied time.Time) {
 	c.sampled(req.sent, replied, req.queued)
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
+	c.t.handshakeFails = 0
 	c.t.session, c.t.passwd = session, passwd
 	c.t.to.connected(timeout, req.resume, req.sent)
 	if req.sent.After(c.t.lastHeard) {
@@ -446,21 +489,28 @@ func (c *trackedConn) pop() (request, bool) {
 	return r, true
 }
 
-// oldestPending is the send time of the oldest request on the current
-// connection still waiting for its reply.
-func (t *wireTracker) oldestPending() (sent time.Time, server net.Conn, ok bool) {
+// quiet reports, while a request waits for its reply on the current
+// connection after its handshake, since when the server has been quiet:
+// the later of that request's send time and the last bytes the server
+// sent; with the connection's round-trip estimate. Before the handshake,
+// the handshake bound governs (see capped).
+func (t *wireTracker) quiet() (since time.Time, rtt roundTrip, conn *trackedConn, ok bool) {
 	t.mu.Lock()
 	c := t.cur
 	t.mu.Unlock()
 	if c == nil {
-		return time.Time{}, nil, false
+		return time.Time{}, roundTrip{}, nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.pending) == 0 {
-		return time.Time{}, c, false
+	if !c.handshook || len(c.pending) == 0 {
+		return time.Time{}, roundTrip{}, c, false
 	}
-	return c.pending[0].sent, c, true
+	since = c.pending[0].sent
+	if c.lastByte.After(since) {
+		since = c.lastByte
+	}
+	return since, c.rtt, c, true
 }
 
 // createdZxid is the zxid of this session's create of path (as the server

@@ -139,7 +139,7 @@ func handshakeAs(c net.Conn, fc *fakeConn, session int64, granted time.Duration)
 // the tracker's now.
 func connected(tr *wireTracker) (*fakeConn, net.Conn) {
 	fc := &fakeConn{}
-	c := tr.wrap(fc, "s")
+	c := tr.wrap(fc, "s", 0)
 	handshake(c, fc)
 	return fc, c
 }
@@ -187,7 +187,7 @@ func TestQuorumCertification(t *testing.T) {
 	want("a write right after", 3000)
 	// The negotiated timeout never came: nothing is certified.
 	tr2 := &wireTracker{now: func() time.Time { return now }}
-	c2 := tr2.wrap(&fakeConn{}, "s")
+	c2 := tr2.wrap(&fakeConn{}, "s", 0)
 	c2.Write(req(1, jute.OpSync))
 	if !tr2.quorum().IsZero() {
 		t.Errorf("quorum heard before any session: %v", tr2.quorum())
@@ -201,7 +201,7 @@ func TestHandshakeDeadline(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tr := &wireTracker{now: func() time.Time { return now }, handshake: time.Second}
 	fc := &fakeConn{}
-	c := tr.wrap(fc, "s")
+	c := tr.wrap(fc, "s", 0)
 	c.SetReadDeadline(now.Add(time.Hour))
 	if want := now.Add(time.Second); !fc.read.Equal(want) {
 		t.Errorf("read deadline %v during the handshake, want %v", fc.read, want)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"syscall"
 )
@@ -49,7 +50,7 @@ func Main(args []string) int {
 }
 
 func usage() int {
-	fmt.Fprintln(os.Stderr, "usage: zklock-bench run -zklock BIN [-quick] [-out DIR] [-logs DIR] [-md FILE] [-repro CMD]\n       zklock-bench report -in results.json [-md FILE] [-plots DIR]")
+	fmt.Fprintln(os.Stderr, "usage: zklock-bench run -zklock BIN [-quick] [-out DIR] [-logs DIR] [-md FILE] [-repro CMD] [-phases REGEXP]\n       zklock-bench report -in results.json [-md FILE] [-plots DIR]")
 	return 2
 }
 
@@ -65,6 +66,7 @@ func cmdRun(args []string) error {
 	repro := fs.String("repro", "scripts/bench.sh", "the command that reproduces this run, for the report")
 	micro := fs.String("micro", "", "output of the lock package's `go test -bench` run, to include in the report")
 	stamp := fs.String("stamp", "", "optional: the handoff probe built from internal/bench/stamp/stamp.c (default: date +%s%N)")
+	phases := fs.String("phases", "", "optional: measure only the phases whose name matches this regular expression (a focused run; its report lacks the others)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -101,8 +103,14 @@ func cmdRun(args []string) error {
 			return err
 		}
 	}
+	var only *regexp.Regexp
+	if *phases != "" {
+		if only, err = regexp.Compile(*phases); err != nil {
+			return fmt.Errorf("run: -phases: %w", err)
+		}
+	}
 	res, err := runAll(ctx, cfg, inputs{Zklock: bin, ZklockCgo: cgoBin, ZklockBuild: *zklockBuild,
-		Stamp: stampBin, LogDir: logDir, Repro: *repro})
+		Stamp: stampBin, LogDir: logDir, Repro: *repro, Phases: only})
 	if err != nil {
 		// Keep what was measured for a look, but away from the published
 		// results, which an interrupted run must not replace.

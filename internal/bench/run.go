@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -33,6 +34,8 @@ type inputs struct {
 	Stamp  string
 	LogDir string
 	Repro  string
+	// Phases, if set, picks the phases to measure by name.
+	Phases *regexp.Regexp
 }
 
 // runAll sets up the servers and the tools, measures, and tears everything
@@ -250,7 +253,7 @@ func withVariants(e *env, in inputs, tools []*Tool, res *Results) []*Tool {
 // the results and the next one runs.
 func runPhases(ctx context.Context, e *env, cfg Config, in inputs, tools, uncontended []*Tool, zkAddr string, res *Results) {
 	phase := func(name string, f func() error) {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || (in.Phases != nil && !in.Phases.MatchString(name)) {
 			return
 		}
 		start := time.Now()

@@ -20,11 +20,16 @@ import (
 // Owner is the JSON data zklock writes into its contender node, so that
 // `list`, `holders` and the busy message can say who is there.
 type Owner struct {
-	Zklock string   `json:"zklock"` // zklock version; marks the data as ours
-	Host   string   `json:"host"`
-	PID    int      `json:"pid"`
-	User   string   `json:"user"`
-	Cmd    []string `json:"cmd"`
+	Zklock string `json:"zklock"` // zklock version; marks the data as ours
+	Host   string `json:"host"`
+	PID    int    `json:"pid"`
+	// PIDNS is the PID namespace PID is a pid of (Linux's
+	// /proc/self/ns/pid, as "pid:[4026531836]"): containers on one host
+	// number their processes alike, so a pid names a process only within
+	// its namespace. "" where there are none, or from an older zklock.
+	PIDNS string   `json:"pidns,omitempty"`
+	User  string   `json:"user"`
+	Cmd   []string `json:"cmd"`
 	// CmdCut is how many bytes of the command line were left out of Cmd
 	// to keep the node small; 0 when Cmd is whole.
 	CmdCut int `json:"cmd_cut,omitempty"`
@@ -72,7 +77,7 @@ func New(version string, argv []string, m lock.Mode) Owner {
 		name = u.Username
 	}
 	cmd, cut := boundArgv(argv, MaxCmdBytes)
-	return Owner{Zklock: version, Host: host, PID: os.Getpid(), User: name,
+	return Owner{Zklock: version, Host: host, PID: os.Getpid(), PIDNS: PIDNamespace(), User: name,
 		Cmd: cmd, CmdCut: cut, CmdBytes: exactBytes(cmd), Since: now(), Mode: m.Kind().String(), Limit: m.Limit()}
 }
 

@@ -15,7 +15,9 @@ import (
 // lockWait, and returns the function that gives it back. The lock is the
 // kernel's: it goes with the process if that dies holding it.
 func lockSidecar(name string) (unlock func(), err error) {
-	f, err := os.OpenFile(sidecar(name), os.O_RDWR|os.O_CREATE, 0o644)
+	// Read-only: flock needs an open file, not a writable one, and the
+	// sidecar another user's run made is theirs, readable by all.
+	f, err := os.OpenFile(sidecar(name), os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}

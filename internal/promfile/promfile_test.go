@@ -3,6 +3,7 @@ package promfile
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -255,5 +256,50 @@ func TestRecordInvalidUTF8(t *testing.T) {
 	}
 	if got, _ := value(t, name, runsTotal, labels{"/bad\uFFFD", "error"}); got != 2 {
 		t.Errorf("the refused runs count %v, want 2", got)
+	}
+}
+
+// TestRecordOthersSidecar: the sidecar a run of another user left is
+// readable by everyone, and writable by its owner alone. flock(2) needs
+// only an open file, so a run of any user who may write the directory
+// records its metrics too, instead of a warning on every run for ever.
+// The run is the test binary again, as another user when the test runs
+// as root (whom no file mode stops).
+func TestRecordOthersSidecar(t *testing.T) {
+	if name := os.Getenv("ZKLOCK_PROMFILE_RECORD"); name != "" {
+		if err := Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := filepath.Join(dir, "zklock.prom")
+	if err := os.WriteFile(sidecar(name), nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	// A copy of the test binary that the other user may run.
+	bin := filepath.Join(dir, "promfile.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err == nil {
+		err = os.WriteFile(bin, data, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(bin, "-test.run=^TestRecordOthersSidecar$")
+	c.Env = append(os.Environ(), "ZKLOCK_PROMFILE_RECORD="+name)
+	if os.Getuid() == 0 {
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("the other user's run: %v\n%s", err, out)
+	}
+	if got, _ := value(t, name, runsTotal, labels{"/a", "success"}); got != 1 {
+		t.Errorf("%v runs counted, want 1", got)
 	}
 }

@@ -23,10 +23,21 @@ import "time"
 //
 // QuorumHeard trails real time by up to about 0.35·T on a healthy ensemble
 // (the session's keepalive syncs every T/20, and each sync certifies a
-// request at least T/4 older). Grace is the user's --kill-grace capped at
+// request at least T/4 older). The syncs start when the run is next in
+// line (zkconn's KeepQuorumHeard); in their first T/4 a sync can certify
+// no more than a ping, and the lag is up to T/4 + T/3 (go-zookeeper pings
+// every T/3), still short of the Deadline below. Grace is the user's --kill-grace capped at
 // T/5, so Deadline ≥ 0.7·T leaves at least 0.35·T of silence before the
 // command is disturbed: room for the keepalive to notice a silent server
-// (T/10) and resume the session on another one. Margin is T/10, at least
+// and resume the session on another one. The keepalive waits for the
+// larger of T/10 and, on a slow link, 2·(SRTT + 4·RTTVAR) + 200ms of
+// quiet (zkconn/roundtrip.go): on a steady round trip R, the next sync
+// (T/20), that wait and a resume (R) fit in 0.35·T while
+// R ≤ T/10 − 70ms (930ms at T = 10s, 330ms at T = 4s). On a slower link
+// a live connection still keeps the lock; only a server that falls
+// silent can no longer be left in time, and the deadline still stops the
+// command before T (the budget counts from QuorumHeard, never from the
+// keepalive's view). Margin is T/10, at least
 // 100ms: it covers timer and scheduling delay, SIGKILL delivery and the
 // kernel tearing the processes down, and the two machines' clocks running
 // at slightly different rates. The leader rounds expiry up to its next

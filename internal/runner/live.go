@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/zklock/zklock/internal/view"
@@ -26,7 +28,18 @@ const (
 // before, under a line with the time of the last change and the state of
 // the connection; elsewhere each is one line of JSON, and the connection's
 // loss and return are warnings.
+//
+// A reader that went away (`| head -1`) ends the watch too, quietly, at
+// the next change: nobody is left to show it to.
 func (o InspectOptions) live(ctx context.Context) error {
+	err := o.follow(ctx)
+	if errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	return err
+}
+
+func (o InspectOptions) follow(ctx context.Context) error {
 	warned := map[string]bool{}
 	var prev watch.Snapshot
 	return watch.Run(ctx, watch.Options{Conn: o.Conn, Path: o.Path, HoldersOnly: o.HoldersOnly,

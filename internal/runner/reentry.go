@@ -54,8 +54,10 @@ func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited
 		// A pid names a process only on its own host, and only while it
 		// lives: an entry copied from another host or container, whose
 		// holder's pid happens to be an ancestor's here, names a node that
-		// another process holds.
-		if d := owner.Decode(node.Data); !d.ByZklock || d.Owner.PID != h.PID || d.Owner.Host != hostname() {
+		// another process holds. Containers share a host name (host
+		// networking) and number their processes alike: the pid must be
+		// of this PID namespace too.
+		if d := owner.Decode(node.Data); !d.ByZklock || d.Owner.PID != h.PID || d.Owner.Host != hostname() || !d.Owner.SamePIDNamespace() {
 			o.logf("%s: the node %s was not written by zklock pid %d on this host; taking the lock", p, h.Node, h.PID)
 			take = append(take, p)
 			continue

@@ -147,6 +147,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	// The command is about to run: the watchdog starts now unless the wait
 	// started it (see lazyWatchdog), and lockexec.Supervise arms it.
 	wd := o.wd.wait()
+	if len(leases) > 0 {
+		o.confirmQuorum(ctx, client, budget)
+	}
 	lost, revoked := o.guard(runCtx, client, h, wd)
 	o.lost = new(sync.Once)
 	lost = o.reportLoss(runCtx, client, lost)
@@ -204,6 +207,23 @@ func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, wd *
 		g.renew = wd.Renew
 	}
 	return guardLeases(ctx, g, h.leases, inheritedLost), revokeRequests(ctx, h.leases)
+}
+
+// confirmQuorum waits, before the command starts, until the syncs that
+// keep QuorumHeard fresh are in effect (zkconn's ConfirmQuorum): they
+// started when this run became next in line, and a run that learned it
+// was next only on taking the lock has a QuorumHeard as old as its last
+// write. On a healthy ensemble that is one round trip at most, mostly
+// spent while the watchdog starts. It waits no longer than the session
+// timeout: by then the session has come back on some server or is lost.
+// Whatever it finds, the guard then counts from the QuorumHeard there is.
+func (o *Options) confirmQuorum(ctx context.Context, client *zkconn.Client, b Budget) {
+	cctx, cancel := context.WithTimeout(ctx, b.Timeout)
+	defer cancel()
+	if err := client.ConfirmQuorum(cctx); err != nil {
+		o.logf("the quorum has not confirmed the session (%v); its last confirmation is %s old",
+			err, time.Since(client.QuorumHeard()).Round(time.Millisecond))
+	}
 }
 
 // revokeRequests passes on the revocation requests written into any of
@@ -625,6 +645,10 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 		lctx, cancel := context.WithCancelCause(ctx)
 		self := newSelfWatch(lctx, client, cancel)
 		r.OnNext = func() {
+			// The guard will count from QuorumHeard: the syncs that
+			// keep it fresh start now, a waiter further back sends
+			// nothing but its pings (zkconn's KeepQuorumHeard).
+			client.KeepQuorumHeard()
 			o.placed = true
 			// A --once-per job may find the job done once it holds the
 			// lock, and then needs no watchdog.

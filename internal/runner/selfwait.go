@@ -87,7 +87,7 @@ func (s *selfWatch) onWait(path string, at lock.Waiting) {
 }
 
 // check reads node and tells whether an ancestor zklock of this process,
-// on this host, wrote it. Its data comes from the server; the pid must be
+// on this host and in its PID namespace, wrote it. Its data comes from the server; the pid must be
 // an ancestor's now and its process must have started before the zklock
 // wrote the node (else the pid was reused).
 func (s *selfWatch) check(path, node string) *SelfWaitError {
@@ -96,7 +96,7 @@ func (s *selfWatch) check(path, node string) *SelfWaitError {
 		return nil // gone, or unreadable: nothing to conclude
 	}
 	d := owner.Decode(data)
-	if !d.ByZklock || d.Owner.Host != hostname() || d.Owner.PID <= 1 {
+	if !d.ByZklock || d.Owner.Host != hostname() || d.Owner.PID <= 1 || !d.Owner.SamePIDNamespace() {
 		return nil
 	}
 	if !isAncestor(d.Owner.PID) || startedAfter(d.Owner.PID, d.Owner.Since) {

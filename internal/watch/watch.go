@@ -5,13 +5,17 @@
 // leases), and never a watch per contender, so a queue of thousands
 // costs the server a handful of watches. A contender joins, leaves, takes
 // the lock or is revoked (it then leaves) by a change of its lock path's
-// children; the contenders' data is read again then, and only then.
+// children; that queue's contenders are read again then, and only then,
+// and the rest of the tree is not read again.
 package watch
 
 import (
 	"context"
 	"errors"
+	"path"
 	"reflect"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,9 +110,15 @@ type watcher struct {
 	// armed are the watches set on the server and not yet fired, by
 	// kind and path (see key): one is never set twice.
 	armed map[string]bool
-	// fired receives a token when a watch fires; it holds one, so a
+	// changed are the paths whose watch fired since the last read.
+	changed map[string]bool
+	// wake receives a token when a watch fires; it holds one, so a
 	// burst of changes makes one more read, not one per change.
-	fired chan struct{}
+	wake chan struct{}
+	// tree is list's last read on this session, whole (fresh) or not
+	// read yet: a change re-reads the subtree that changed, not all.
+	tree  tree.Tree
+	fresh bool
 	// waiting are the goroutines that each wait for one watch to fire;
 	// follow owns them and waits for them before it returns.
 	waiting sync.WaitGroup
@@ -122,7 +132,8 @@ func (w *watcher) follow(ctx context.Context, c *zkconn.Client) error {
 		cancel()
 		w.waiting.Wait()
 	}()
-	w.armed, w.fired = map[string]bool{}, make(chan struct{}, 1)
+	w.armed, w.changed, w.wake = map[string]bool{}, map[string]bool{}, make(chan struct{}, 1)
+	w.tree, w.fresh = tree.Tree{}, false
 	for {
 		down, flip := c.Disconnected()
 		if down.IsZero() {
@@ -149,7 +160,7 @@ func (w *watcher) follow(ctx context.Context, c *zkconn.Client) error {
 		case <-c.Lost():
 			return c.LostErr()
 		case <-flip:
-		case <-w.fired:
+		case <-w.wake:
 		}
 	}
 }
@@ -206,31 +217,133 @@ func (w *watcher) reopen(ctx context.Context) (*zkconn.Client, error) {
 // next change: a change after the watch is set fires it, so none falls
 // between a read and the next.
 func (w *watcher) read(ctx context.Context, c *zkconn.Client) (Snapshot, error) {
-	if err := w.armPath(ctx, c); err != nil {
-		return Snapshot{}, err
-	}
 	if w.o.HoldersOnly {
-		return w.readHolders(ctx, c)
-	}
-	for {
-		t, err := tree.Read(ctx, c, w.o.Path)
-		if err != nil {
+		if err := w.armPath(ctx, c); err != nil {
 			return Snapshot{}, err
 		}
-		// A node listed for the first time gets its watch now, after
-		// it was read: read again, lest a change fell in between.
-		again := false
-		for _, p := range t.Listed {
+		return w.readHolders(ctx, c)
+	}
+	if err := w.readTree(ctx, c); err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{Tree: w.tree}, nil
+}
+
+// readTree brings list's tree up to date: all of it on a new session, and
+// then the subtrees whose nodes' children changed. A lock's queue changing
+// costs a read of that queue alone, however many others the tree holds.
+func (w *watcher) readTree(ctx context.Context, c *zkconn.Client) (err error) {
+	defer func() {
+		if err != nil {
+			// What was to be read again is read in full next time:
+			// the subtrees not read yet are known no more.
+			w.fresh = false
+		}
+	}()
+	w.mu.Lock()
+	stale := w.changed
+	w.changed = map[string]bool{}
+	w.mu.Unlock()
+	if !w.fresh {
+		stale = map[string]bool{w.o.Path: true}
+	}
+	for len(stale) > 0 {
+		var listed []string
+		for _, p := range w.outermost(stale) {
+			// Its watch first, then its read: a change in between
+			// fires the watch and is read next time.
+			if p == w.o.Path {
+				err = w.armPath(ctx, c)
+			} else {
+				_, err = w.armChildren(ctx, c, p)
+			}
+			if err != nil {
+				return err
+			}
+			sub, err := tree.Read(ctx, c, p)
+			if p != w.o.Path && zkconn.IsPermission(err) {
+				// Its ACL changed since it was listed.
+				sub, err = tree.Tree{Skipped: []string{p}}, nil
+			}
+			if err != nil {
+				return err
+			}
+			w.tree = replaced(w.tree, p, sub)
+			listed = append(listed, sub.Listed...)
+		}
+		w.fresh = true
+		// A node listed for the first time gets its watch only now,
+		// after it was read: read it again, lest a change fell in
+		// between.
+		stale = map[string]bool{}
+		for _, p := range listed {
 			set, err := w.armChildren(ctx, c, p)
 			if err != nil {
-				return Snapshot{}, err
+				return err
 			}
-			again = again || set
-		}
-		if !again {
-			return Snapshot{Tree: t}, nil
+			if set {
+				stale[p] = true
+			}
 		}
 	}
+	return nil
+}
+
+// outermost are the subtrees to read again for the changed nodes: a node
+// below another is read with it. A semaphore's leases and mutex are read
+// with the semaphore, which shows them as one queue; never above the path
+// watched.
+func (w *watcher) outermost(changed map[string]bool) []string {
+	subtrees := map[string]bool{}
+	for p := range changed {
+		if b := path.Base(p); p != w.o.Path && (b == lock.SemaphoreLeasesName || b == lock.SemaphoreMutexName) {
+			p = path.Dir(p)
+		}
+		subtrees[p] = true
+	}
+	var out []string
+	for p := range subtrees {
+		below := false
+		for q := range subtrees {
+			below = below || (q != p && within(p, q))
+		}
+		if !below {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// within reports whether p is root or below it.
+func within(p, root string) bool {
+	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
+}
+
+// replaced is t with what it held at or below p replaced by sub, a read
+// of p.
+func replaced(t tree.Tree, p string, sub tree.Tree) tree.Tree {
+	out := tree.Tree{Queues: append([]tree.Queue(nil), sub.Queues...), Skipped: append([]string(nil), sub.Skipped...),
+		Listed: append([]string(nil), sub.Listed...)}
+	for _, q := range t.Queues {
+		if !within(q.Path, p) {
+			out.Queues = append(out.Queues, q)
+		}
+	}
+	for _, s := range t.Skipped {
+		if !within(s, p) {
+			out.Skipped = append(out.Skipped, s)
+		}
+	}
+	for _, l := range t.Listed {
+		if !within(l, p) {
+			out.Listed = append(out.Listed, l)
+		}
+	}
+	sort.Slice(out.Queues, func(i, j int) bool { return out.Queues[i].Path < out.Queues[j].Path })
+	sort.Strings(out.Skipped)
+	sort.Strings(out.Listed)
+	return out
 }
 
 // readHolders reads who holds the lock at the path, and its last success.
@@ -269,7 +382,7 @@ func (w *watcher) armPath(ctx context.Context, c *zkconn.Client) error {
 	if err != nil {
 		return err
 	}
-	w.await(ctx, key(existsWatch, p), ch)
+	w.await(ctx, key(existsWatch, p), p, ch)
 	if exists {
 		// Created between the two: its children need their watch.
 		_, err = w.armChildren(ctx, c, p)
@@ -292,7 +405,7 @@ func (w *watcher) armChildren(ctx context.Context, c *zkconn.Client, p string) (
 	case err != nil:
 		return false, err
 	}
-	w.await(ctx, k, ch)
+	w.await(ctx, k, p, ch)
 	return true, nil
 }
 
@@ -312,7 +425,7 @@ func (w *watcher) isArmed(k string) bool {
 
 // await records the watch k as set and waits, on a goroutine of its own,
 // for it to fire (or for the session to close it), then asks for a read.
-func (w *watcher) await(ctx context.Context, k string, ch <-chan zk.Event) {
+func (w *watcher) await(ctx context.Context, k, p string, ch <-chan zk.Event) {
 	w.mu.Lock()
 	w.armed[k] = true
 	w.mu.Unlock()
@@ -326,9 +439,10 @@ func (w *watcher) await(ctx context.Context, k string, ch <-chan zk.Event) {
 		}
 		w.mu.Lock()
 		delete(w.armed, k)
+		w.changed[p] = true
 		w.mu.Unlock()
 		select {
-		case w.fired <- struct{}{}:
+		case w.wake <- struct{}{}:
 		default:
 		}
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -11,8 +12,10 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/tree"
 	"github.com/zklock/zklock/internal/zktest"
 	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -372,5 +375,118 @@ func TestConnectionLossShown(t *testing.T) {
 	}
 	if err := list.stop(); err != nil {
 		t.Errorf("Run ended with %v, want nil", err)
+	}
+}
+
+// lease is the name prefix of a Curator-style semaphore lease.
+const lease = "_c_11111111-2222-4333-8444-555555555555-lease-"
+
+// TestSubtreesReadAgain: a change is read again in the subtree where it
+// happened, and the rest of what is shown stays: locks at two depths, a
+// lock path that appears below a node already watched, one that goes,
+// and a semaphore, whose leases and mutex show as one queue at its path
+// (for holders, its leases are its holders).
+func TestSubtreesReadAgain(t *testing.T) {
+	conn := shared.Raw(t)
+	root := zktest.TestPath(t, "/w")
+	a, b, sem := root+"/a", root+"/g/b", root+"/g/sem"
+	for _, p := range []string{a, b, sem + "/leases", sem + "/locks"} {
+		mkdirs(t, conn, p)
+	}
+	create := func(p, name string) string { // all on one session
+		t.Helper()
+		n, err := conn.Create(p+"/"+name, nil, zk.FlagEphemeralSequential, openACL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	create(a, contender)
+	servers := shared.Server(t).ConnectString()
+	list := start(t, servers, 4*time.Second, Options{Path: root})
+	holders := start(t, servers, 4*time.Second, Options{Path: sem, HoldersOnly: true})
+	list.next("the lock a", 10*time.Second, queue(1, 1))
+	holders.next("a semaphore without leases", 10*time.Second, queue(0, 0))
+
+	counts := func(s Snapshot) map[string]int {
+		m := map[string]int{}
+		for _, q := range s.Tree.Queues {
+			m[q.Path] = len(q.Entries)
+		}
+		return m
+	}
+	expect := func(what string, want map[string]int) {
+		t.Helper()
+		s := list.next(what, 5*time.Second, func(s Snapshot) bool { return reflect.DeepEqual(counts(s), want) })
+		for _, q := range s.Tree.Queues {
+			if q.Path == sem && q.Recipe != lock.RecipeSemaphore {
+				t.Errorf("%s: %s shows as a %v, not a semaphore", what, sem, q.Recipe)
+			}
+		}
+	}
+	bNode := create(b, contender)
+	expect("a lock that appears below a watched node", map[string]int{a: 1, b: 1})
+	create(b, contender)
+	expect("a waiter at b, a unchanged", map[string]int{a: 1, b: 2})
+	create(sem+"/leases", lease)
+	expect("a lease", map[string]int{a: 1, b: 2, sem: 1})
+	holders.next("the lease holding", 5*time.Second, queue(1, 1))
+	create(sem+"/leases", lease)
+	expect("a second lease", map[string]int{a: 1, b: 2, sem: 2})
+	holders.next("both leases holding", 5*time.Second, queue(2, 2))
+	// Another session waits in the mutex (a session's own mutex node,
+	// beside its lease, is not shown twice).
+	if _, err := shared.Raw(t).Create(sem+"/locks/"+contender, nil, zk.FlagEphemeralSequential, openACL); err != nil {
+		t.Fatal(err)
+	}
+	expect("one waiting in the semaphore's mutex", map[string]int{a: 1, b: 2, sem: 3})
+	create(a, contender)
+	expect("a second contender at a", map[string]int{a: 2, b: 2, sem: 3})
+	if err := conn.Delete(bNode, -1); err != nil {
+		t.Fatal(err)
+	}
+	expect("b's holder gone", map[string]int{a: 2, b: 1, sem: 3})
+}
+
+// TestOutermost: the subtrees read again for a set of changed nodes.
+func TestOutermost(t *testing.T) {
+	w := &watcher{o: Options{Path: "/locks"}}
+	for _, c := range []struct {
+		changed []string
+		want    []string
+	}{
+		{[]string{"/locks/a", "/locks/a-b", "/locks/a/c"}, []string{"/locks/a", "/locks/a-b"}},
+		{[]string{"/locks/s/leases", "/locks/s/locks"}, []string{"/locks/s"}},
+		{[]string{"/locks/x", "/locks"}, []string{"/locks"}},
+	} {
+		m := map[string]bool{}
+		for _, p := range c.changed {
+			m[p] = true
+		}
+		if got := w.outermost(m); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("outermost(%v) = %v, want %v", c.changed, got, c.want)
+		}
+	}
+	// The path watched is never left for its parent, whatever its name.
+	w = &watcher{o: Options{Path: "/x/locks"}}
+	if got := w.outermost(map[string]bool{"/x/locks": true}); !reflect.DeepEqual(got, []string{"/x/locks"}) {
+		t.Errorf("outermost left the path watched: %v", got)
+	}
+}
+
+// TestReplaced: a subtree's new read replaces its old one, and nothing
+// else.
+func TestReplaced(t *testing.T) {
+	q := func(p string) tree.Queue { return tree.Queue{Queue: lock.Queue{Path: p}} }
+	old := tree.Tree{Queues: []tree.Queue{q("/l/a"), q("/l/a-b"), q("/l/a/c"), q("/l/z")},
+		Skipped: []string{"/l/a/secret", "/l/y"}, Listed: []string{"/l", "/l/a", "/l/a-b", "/l/a/c", "/l/z"}}
+	got := replaced(old, "/l/a", tree.Tree{Queues: []tree.Queue{q("/l/a/d")}, Listed: []string{"/l/a", "/l/a/d"}})
+	want := tree.Tree{Queues: []tree.Queue{q("/l/a-b"), q("/l/a/d"), q("/l/z")},
+		Skipped: []string{"/l/y"}, Listed: []string{"/l", "/l/a", "/l/a-b", "/l/a/d", "/l/z"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("replaced = %+v\nwant %+v", got, want)
+	}
+	if got := replaced(old, "/", tree.Tree{}); len(got.Queues)+len(got.Skipped)+len(got.Listed) != 0 {
+		t.Errorf("replacing / left %+v", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,6 +128,64 @@ func Wchp(ctx context.Context, addr string) (map[string][]int64, error) {
 // session id, timeout and counters.
 func Cons(ctx context.Context, addr string) (string, error) {
 	return fourLetterChecked(ctx, addr, "cons")
+}
+
+// SessionConn is what `cons` says of one session's connection.
+type SessionConn struct {
+	// Received counts the packets the server read on the connection,
+	// pings included.
+	Received int64
+	// LastXid is the xid of the last request answered other than a ping,
+	// an auth or a set-watches packet (whose xids are negative): it moves
+	// with every request the client sends of its own, and only then.
+	LastXid int64
+	// LastOp is the last operation answered ("PING", "SYNC", …).
+	LastOp string
+}
+
+// ConsSession reads the connection that carries session id on the server
+// at addr, from its `cons` reply; ok is false when that server carries
+// no such session.
+func ConsSession(ctx context.Context, addr string, id int64) (c SessionConn, ok bool, err error) {
+	out, err := Cons(ctx, addr)
+	if err != nil {
+		return SessionConn{}, false, err
+	}
+	return parseConsSession(out, id)
+}
+
+// parseConsSession finds session id's line in a `cons` reply:
+// " /127.0.0.1:5[1](queued=0,recved=7,sent=7,sid=0x1…,lop=PING,…,lcxid=0x3,…)".
+func parseConsSession(out string, id int64) (SessionConn, bool, error) {
+	want := "sid=" + formatSessionID(id)
+	for _, line := range strings.Split(out, "\n") {
+		open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Split(line[open+1:end], ",")
+		if !slices.Contains(fields, want) {
+			continue
+		}
+		var c SessionConn
+		for _, f := range fields {
+			k, v, _ := strings.Cut(f, "=")
+			var err error
+			switch k {
+			case "recved":
+				c.Received, err = strconv.ParseInt(v, 10, 64)
+			case "lcxid":
+				c.LastXid, err = strconv.ParseInt(strings.TrimPrefix(v, "0x"), 16, 64)
+			case "lop":
+				c.LastOp = v
+			}
+			if err != nil {
+				return SessionConn{}, false, fmt.Errorf("cons: %s: %w", f, err)
+			}
+		}
+		return c, true, nil
+	}
+	return SessionConn{}, false, nil
 }
 
 // Stat returns the raw "stat" reply.

@@ -252,3 +252,19 @@ func sortedIDs(a, b int64) []int64 {
 	}
 	return []int64{a, b}
 }
+
+func TestParseConsSession(t *testing.T) {
+	const out = " /127.0.0.1:40036[0](queued=0,recved=1,sent=0)\n" +
+		" /127.0.0.1:40020[1](queued=0,recved=12,sent=12,sid=0x10000a1b2c30001,lop=PING,est=1700000000000,to=4000,lcxid=0x1f,lzxid=0xffffffffffffffff,lresp=1700000001000,llat=0,minlat=0,avglat=0,maxlat=1)\n" +
+		" /127.0.0.1:40024[1](queued=0,recved=3,sent=3,sid=0x10000a1b2c300010,lop=SYNC,est=1700000000000,to=4000,lcxid=0x2,lzxid=0x5,lresp=1700000001000,llat=0,minlat=0,avglat=0,maxlat=1)\n"
+	c, ok, err := parseConsSession(out, 0x10000a1b2c30001)
+	if err != nil || !ok {
+		t.Fatalf("%v, %v", ok, err)
+	}
+	if want := (SessionConn{Received: 12, LastXid: 0x1f, LastOp: "PING"}); c != want {
+		t.Fatalf("got %+v, want %+v", c, want)
+	}
+	if _, ok, err := parseConsSession(out, 0x10000a1b2c3); ok || err != nil {
+		t.Fatalf("an absent session: %v, %v", ok, err)
+	}
+}

@@ -17,13 +17,13 @@ func TestSafeTimeout(t *testing.T) {
 		tls  bool
 		want time.Duration
 	}{
-		{0, false, 5800 * time.Millisecond},
-		{time.Millisecond, false, 5800 * time.Millisecond},
-		{50 * time.Millisecond, false, 6300 * time.Millisecond},
-		{150 * time.Millisecond, false, 7500 * time.Millisecond},
-		{300 * time.Millisecond, false, 9200 * time.Millisecond},
-		{300 * time.Millisecond, true, 10900 * time.Millisecond},
-		{500 * time.Millisecond, false, 11500 * time.Millisecond},
+		{0, false, 7800 * time.Millisecond},
+		{time.Millisecond, false, 7800 * time.Millisecond},
+		{50 * time.Millisecond, false, 8300 * time.Millisecond},
+		{150 * time.Millisecond, false, 9500 * time.Millisecond},
+		{300 * time.Millisecond, false, 11200 * time.Millisecond},
+		{300 * time.Millisecond, true, 12900 * time.Millisecond},
+		{500 * time.Millisecond, false, 13500 * time.Millisecond},
 	} {
 		got := SafeTimeout(c.rtt, c.tls, grace)
 		if got != c.want {

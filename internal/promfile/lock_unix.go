@@ -16,10 +16,15 @@ import (
 // kernel's: it goes with the process if that dies holding it.
 func lockSidecar(name string) (unlock func(), err error) {
 	// Read-only: flock needs an open file, not a writable one, and the
-	// sidecar another user's run made is theirs, readable by all.
-	f, err := os.OpenFile(sidecar(name), os.O_RDONLY|os.O_CREATE, 0o644)
+	// sidecar another user's run made is theirs, readable by all. Without
+	// blocking: a FIFO in its place would wait for a writer.
+	f, err := os.OpenFile(sidecar(name), os.O_RDONLY|os.O_CREATE|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: not a regular file", f.Name())
 	}
 	// A blocking flock cannot be given up on: try, and back off, until
 	// the deadline.

@@ -205,6 +205,21 @@ func TestRecordRefusesEndlessFiles(t *testing.T) {
 	if _, err := os.Lstat(sidecar(linked)); err == nil {
 		t.Errorf("a sidecar was made beside %s, which was refused", linked)
 	}
+	// A FIFO in the sidecar's place: opened without waiting for a writer.
+	name := filepath.Join(t.TempDir(), "zklock.prom")
+	if err := syscall.Mkfifo(sidecar(name), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		if w, err := os.OpenFile(sidecar(name), os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("Record still opening a FIFO sidecar after 5s")
+	}
 }
 
 // TestRecordThroughLink: a metrics file named through a symbolic link (a

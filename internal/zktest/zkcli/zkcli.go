@@ -5,6 +5,7 @@
 package zkcli
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -21,8 +22,18 @@ type withServer struct {
 	done   func()
 }
 
-func (w withServer) Run() int {
+func (w withServer) Run() (code int) {
 	zktest.UnignoreSignals()
+	check, err := collectRaces(os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkcli:", err)
+		return 1
+	}
+	defer func() {
+		if check() > 0 && code == 0 {
+			code = 1
+		}
+	}()
 	defer w.server.Stop()
 	if w.done != nil {
 		defer w.done()

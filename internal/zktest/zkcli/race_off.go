@@ -1,0 +1,5 @@
+//go:build !race
+
+package zkcli
+
+const raceEnabled = false

@@ -619,10 +619,12 @@ func (o *Options) safeTimeout(client *zkconn.Client) time.Duration {
 
 // adviseTimeout says, once a session is up, when its timeout is too short
 // for the round trip measured (ShortTimeout): before a wait and a command
-// that an election would then cut short.
+// that a slow reply would then cut short. A timeout short only of riding
+// out an election is said by -v and doctor (see LinkTimeout).
 func (o *Options) adviseTimeout(client *zkconn.Client) {
-	safe, t := o.safeTimeout(client), client.Contact().Timeout
-	if t < safe {
+	rtt, t := client.RoundTrip(), client.Contact().Timeout
+	if t < LinkTimeout(rtt, o.Conn.TLS != nil, o.KillGrace) {
+		safe := o.safeTimeout(client)
 		o.emit(ShortTimeout{Timeout: t, Asked: o.Conn.SessionTimeout, RoundTrip: client.RoundTrip(), Safe: safe})
 	}
 }

@@ -53,13 +53,33 @@ const maxSafeTimeout = time.Hour
 // over a connection with round trip rtt (TLS adds two round trips to a
 // reconnect), for the kill grace given: see the derivation above.
 func SafeTimeout(rtt time.Duration, tls bool, killGrace time.Duration) time.Duration {
+	return smallestTimeout(rtt, tls, killGrace, ElectionAllowance)
+}
+
+// LinkTimeout is the smallest session timeout whose budget survives the
+// link alone: the lag and a reconnect over round trip rtt, with no
+// election. Below it, a slow reply or a move to another server may stop a
+// command whose session is alive on an ensemble that never changes
+// leader; between it and SafeTimeout only an election can. run warns of
+// the first at every start and leaves the second to -v and doctor: a
+// short timeout is a legitimate choice on a local network (a faster
+// handoff when a holder dies, paid for by a command stopped during an
+// election), and a warning on every run of such a job would fill the
+// mail of every cron job that made it.
+func LinkTimeout(rtt time.Duration, tls bool, killGrace time.Duration) time.Duration {
+	return smallestTimeout(rtt, tls, killGrace, 0)
+}
+
+// smallestTimeout searches for the smallest T whose deadline exceeds the
+// lag, an election of the length given and the reconnect.
+func smallestTimeout(rtt time.Duration, tls bool, killGrace, election time.Duration) time.Duration {
 	reconnect := 2 * rtt
 	if tls {
 		reconnect = 4 * rtt
 	}
 	for t := safeStep; t < maxSafeTimeout; t += safeStep {
 		lag := t/4 + 2*max(t/syncDivisor, rtt) + 2*rtt
-		if NewBudget(t, killGrace).Deadline > lag+ElectionAllowance+reconnect {
+		if NewBudget(t, killGrace).Deadline > lag+election+reconnect {
 			return t
 		}
 	}
@@ -67,9 +87,10 @@ func SafeTimeout(rtt time.Duration, tls bool, killGrace time.Duration) time.Dura
 }
 
 // ShortTimeout says, once, after the first connect, that the session
-// timeout in effect is below SafeTimeout for the round trip measured:
-// a leader election, or a slow reply, may then stop the command while
-// ZooKeeper still keeps its lock.
+// timeout in effect is below LinkTimeout for the round trip measured: a
+// slow reply may then stop the command while ZooKeeper still keeps its
+// lock, and so may a leader election (Safe, the timeout to ask for, rides
+// out both).
 type ShortTimeout struct {
 	Timeout   time.Duration // the session timeout the server granted
 	Asked     time.Duration // the one asked for

@@ -46,3 +46,29 @@ func TestSafeTimeout(t *testing.T) {
 		t.Errorf("kill grace 0: %s, not below %s", a, b)
 	}
 }
+
+// TestLinkTimeout: the link alone asks for much less than an election,
+// and never more than SafeTimeout; run warns only below it, so a short
+// timeout chosen on a local network is not warned of at every run.
+func TestLinkTimeout(t *testing.T) {
+	grace := lockexec.DefaultKillGrace
+	for _, c := range []struct {
+		rtt  time.Duration
+		tls  bool
+		want time.Duration
+	}{
+		{time.Millisecond, false, 300 * time.Millisecond},
+		{150 * time.Millisecond, false, 2100 * time.Millisecond},
+		{300 * time.Millisecond, false, 4100 * time.Millisecond},
+		{400 * time.Millisecond, false, 5400 * time.Millisecond},
+		{400 * time.Millisecond, true, 7200 * time.Millisecond},
+	} {
+		got := LinkTimeout(c.rtt, c.tls, grace)
+		if got != c.want {
+			t.Errorf("LinkTimeout(%s, tls %v) = %s, want %s", c.rtt, c.tls, got, c.want)
+		}
+		if safe := SafeTimeout(c.rtt, c.tls, grace); got >= safe {
+			t.Errorf("LinkTimeout(%s) = %s, not below SafeTimeout %s", c.rtt, got, safe)
+		}
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,7 +28,9 @@ var ErrBadSocket = errors.New("not an absolute path or an @abstract name")
 
 // Conn is an open notification socket.
 type Conn struct {
-	c *net.UnixConn
+	addr *net.UnixAddr
+	mu   sync.Mutex // Send comes from several goroutines
+	c    *net.UnixConn
 }
 
 // Open connects to socket, NOTIFY_SOCKET's value. A path must be absolute
@@ -36,11 +40,12 @@ func Open(socket string) (*Conn, error) {
 		return nil, fmt.Errorf("%s=%q: %w", Env, socket, ErrBadSocket)
 	}
 	// Go's net package maps a leading "@" to the abstract namespace.
-	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: socket, Net: "unixgram"})
+	addr := &net.UnixAddr{Name: socket, Net: "unixgram"}
+	c, err := net.DialUnix("unixgram", nil, addr)
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{c: c}, nil
+	return &Conn{addr: addr, c: c}, nil
 }
 
 // Send sends the lines as one datagram, as systemd reads them: one
@@ -55,12 +60,36 @@ func (c *Conn) Send(lines ...string) error {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.write(b.String())
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	// The socket was bound anew at its name (its manager restarted), and
+	// ours still points at the old one: connect again, once, as
+	// sd_notify(3), which addresses each datagram by name, would reach
+	// the new one.
+	again, derr := net.DialUnix("unixgram", nil, c.addr)
+	if derr != nil {
+		return err
+	}
+	c.c.Close()
+	c.c = again
+	return c.write(b.String())
+}
+
+func (c *Conn) write(msg string) error {
 	if err := c.c.SetWriteDeadline(time.Now().Add(sendTimeout)); err != nil {
 		return err
 	}
-	_, err := c.c.Write([]byte(b.String()))
+	_, err := c.c.Write([]byte(msg))
 	return err
 }
 
 // Close closes the socket.
-func (c *Conn) Close() error { return c.c.Close() }
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c.Close()
+}

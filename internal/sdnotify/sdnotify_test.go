@@ -73,3 +73,36 @@ func TestOpenRefuses(t *testing.T) {
 		t.Error("a socket nobody listens on opened")
 	}
 }
+
+// TestSendAfterRebind: the socket is bound anew at the same name (the
+// manager that owns it restarted) while zklock waits for hours: the next
+// notifications reach the new socket, as sd_notify(3)'s, which addresses
+// each datagram by name, do. Without them, a standby's start timeout is
+// no longer extended and systemd kills it.
+func TestSendAfterRebind(t *testing.T) {
+	for _, name := range []string{
+		filepath.Join(t.TempDir(), "notify"),
+		fmt.Sprintf("@zklock-test-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	} {
+		l := listen(t, name)
+		c, err := Open(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := c.Send("STATUS=one"); err != nil {
+			t.Fatal(err)
+		}
+		receive(t, l)
+		l.Close()
+		if name[0] == '/' {
+			os.Remove(name)
+		}
+		l = listen(t, name)
+		if err := c.Send("STATUS=two"); err != nil {
+			t.Errorf("%s: after the socket was bound again: %v", name, err)
+		} else if got := receive(t, l); got != "STATUS=two\n" {
+			t.Errorf("%s: got %q", name, got)
+		}
+		c.Close()
+	}
+}

@@ -1,0 +1,84 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/zktest/shared"
+)
+
+// TestWideTreeReadOnce: a watch of a node with thousands of lock paths
+// below it reads the tree in batches, as list does, and sets one watch
+// per lock path: the requests to show it first are about one per lock
+// path. Each lock path's watch is set after the read that found it, and
+// was once followed by a read of that lock path alone, one at a time:
+// three requests per lock path, and seconds of CPU re-sorting the tree
+// after each, before the first snapshot of 5,000 locks showed (7s,
+// against 45ms for list).
+func TestWideTreeReadOnce(t *testing.T) {
+	const locks = 2000
+	conn := shared.Raw(t)
+	root := zktest.TestPath(t, "/wide")
+	mkdirs(t, conn, root)
+	var ops []any
+	flush := func() {
+		t.Helper()
+		if _, err := conn.Multi(ops...); err != nil {
+			t.Fatal(err)
+		}
+		ops = ops[:0]
+	}
+	for i := range locks {
+		p := fmt.Sprintf("%s/l%05d", root, i)
+		ops = append(ops, &zk.CreateRequest{Path: p, Acl: openACL},
+			&zk.CreateRequest{Path: p + "/" + contender + "0000000000", Data: []byte("x"), Acl: openACL})
+		if len(ops) >= 400 {
+			flush()
+		}
+	}
+	flush()
+	srv := shared.Server(t)
+	w := start(t, srv.ConnectString(), 4*time.Second, Options{Path: root})
+	w.next("every lock", 60*time.Second, queue(locks, locks))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := zktest.Cons(ctx, srv.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The watch's session is the one that sent the most requests: the
+	// test's own sent a few, to build the tree in batches.
+	var most int64
+	for _, id := range sessionIDs(out) {
+		if id == conn.SessionID() {
+			continue
+		}
+		c, ok, err := zktest.ConsSession(ctx, srv.Addrs()[0], id)
+		if err == nil && ok && c.LastXid > most {
+			most = c.LastXid
+		}
+	}
+	t.Logf("requests before the first snapshot of %d locks: %d", locks, most)
+	if most > locks+locks/4 {
+		t.Errorf("%d requests to show %d locks the first time, want about one per lock path", most, locks)
+	}
+}
+
+// sessionIDs are the sessions a `cons` reply names.
+func sessionIDs(cons string) []int64 {
+	var ids []int64
+	for _, f := range strings.FieldsFunc(cons, func(r rune) bool { return r == ',' || r == '(' || r == ')' || r == '\n' }) {
+		if v, ok := strings.CutPrefix(f, "sid=0x"); ok {
+			if id, err := strconv.ParseUint(v, 16, 64); err == nil {
+				ids = append(ids, int64(id))
+			}
+		}
+	}
+	return ids
+}

@@ -18,8 +18,10 @@ environment, the user's file, the system's file, the built-in default. The
 user's file is $XDG_CONFIG_HOME/zklock/config.toml or
 ~/.config/zklock/config.toml; the system's is /etc/zklock/config.toml. Both
 are read, key by key: a key the user's file sets overrides the system's,
-and every other key of the system's file still applies. $ZKLOCK_CONFIG
-names one file to read instead of both.
+and every other key of the system's file still applies. A file this user
+may not read (another user's HOME) counts as absent; the "# files:" line
+names it. $ZKLOCK_CONFIG names one file to read instead of both, which must
+be readable.
 
 A file holds one "key = value" line per setting, keys named as the flags with
 "_" for "-" (servers, session_timeout, connect_timeout, auth_file, tls,

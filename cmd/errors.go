@@ -51,6 +51,7 @@ func exitCode(err error) int {
 		errors.Is(err, zkconn.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
 		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
 		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, sasl.ErrBadJAAS),
+		errors.Is(err, sasl.ErrBadKrb5Conf),
 		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)),
 		errors.As(err, new(*runner.SelfWaitError)), errors.Is(err, files.ErrRefused),
 		errors.As(err, new(*runner.EnvTooLargeError)):
@@ -82,6 +83,7 @@ func message(err error, help string) string {
 		revoke  *runner.RevokeTimeoutError
 		revoked *lock.RevokedError
 		saslErr *zkconn.SASLError
+		krbConf *sasl.Krb5ConfError
 		tlsErr  *zkconn.TLSError
 		recent  *runner.RecentSuccessError
 		unkept  *runner.UnkeptSessionError
@@ -135,6 +137,10 @@ func message(err error, help string) string {
 		return err.Error() + " (see zklock config --help)"
 	case errors.As(err, &usage):
 		return err.Error() + " (see " + help + ")"
+	case errors.As(err, &krbConf):
+		// The file and the line say it all; which login read it does not
+		// matter.
+		return krbConf.Error()
 	case errors.Is(err, sasl.ErrNoKDC):
 		return err.Error() + " (check the realm's kdc in KRB5_CONFIG or /etc/krb5.conf)"
 	case errors.As(err, &saslErr):

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,5 +146,23 @@ func TestMainOutput(t *testing.T) {
 		if strings.Count(errb.String(), "\n") > 1 {
 			t.Errorf("%q: more than one line on stderr: %q", tc.args, errb.String())
 		}
+	}
+}
+
+// TestBadKrb5ConfExit: a krb5.conf that cannot be parsed is a mistake in a
+// configuration file (64), said in one line that names the file and the
+// line, and not a failure to reach ZooKeeper or a KDC (69).
+func TestBadKrb5ConfExit(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "krb5.conf")
+	if err := os.WriteFile(conf, []byte("[libdefaults]\n default_realm = EX.COM\n garbage here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KRB5_CONFIG", conf)
+	t.Setenv("ZKLOCK_CONFIG", "")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--servers", "127.0.0.1:1", "--sasl", "gssapi", "run", "--path", "/a", "--", "true"}, &out, &errb)
+	want := "zklock: Kerberos configuration " + conf + ", line 3 is invalid: libdefaults section line (garbage here)\n"
+	if code != ExitUsage || errb.String() != want {
+		t.Errorf("exit %d, stderr %q\nwant exit %d, stderr %q", code, errb.String(), ExitUsage, want)
 	}
 }

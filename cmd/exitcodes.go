@@ -31,7 +31,8 @@ var exitCodes = []reference{
 	{"128+N", "the command died of signal N, or zklock got signal N while it was still waiting"},
 	{"64", "usage error: a bad flag, path, argument or configuration file (a mistyped command, " +
 		"a flock(1) option, a duration without a unit: each with a hint); an `--auth-file` that " +
-		"others may read; a `--jaas` file with an unsupported login module or a missing key; a lock " +
+		"others may read; a `--jaas` file with an unsupported login module or a missing key; a Kerberos " +
+		"configuration (`KRB5_CONFIG`, /etc/krb5.conf) that cannot be parsed; a lock " +
 		"path under an ephemeral node; a `--flavor` or `--limit` that the path's current holders rule " +
 		"out, or a path that holds the other recipe (a semaphore for a lock, a lock for a " +
 		"semaphore); `--protect` under a parent that lets everyone delete; an exclusive request " +

@@ -75,7 +75,7 @@ func earlyLogFormat(args []string, getenv func(string) string) logFormat {
 	// zklock does not know still lets log_format be found.
 	tried := config.Locate(getenv, envConfig)
 	tried.System = systemConfig
-	files, err := config.Load(tried, func(string) bool { return true })
+	files, _, err := config.Load(tried, func(string) bool { return true })
 	if err != nil {
 		return f
 	}

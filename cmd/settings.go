@@ -101,6 +101,7 @@ type origin struct {
 type resolved struct {
 	files   []*config.File
 	tried   config.Locations
+	denied  []string // default files this user may not read, skipped
 	rows    []resolvedRow
 	hasPass bool // ZKLOCK_SASL_PASSWORD was set
 }
@@ -118,11 +119,11 @@ type resolvedRow struct {
 func resolve(lookup func(string) *pflag.Flag, getenv func(string) string) (*resolved, error) {
 	r := &resolved{tried: config.Locate(getenv, envConfig)}
 	r.tried.System = systemConfig
-	files, err := config.Load(r.tried, configKey)
+	files, denied, err := config.Load(r.tried, configKey)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	r.files = files
+	r.files, r.denied = files, denied
 	// Find each setting's highest source first, then keep, in each group,
 	// only the members from the group's highest one.
 	type found struct {
@@ -267,22 +268,27 @@ func (r *resolved) tlsContradicted() (where, by string) {
 	return "", ""
 }
 
-// filesRead says which files were read, and which were looked for.
+// filesRead says which files were read, which were looked for, and which
+// were skipped for want of permission.
 func (r *resolved) filesRead() string {
 	var read []string
 	for _, f := range r.files {
 		read = append(read, f.Path)
 	}
-	if len(read) > 0 {
-		return strings.Join(read, ", ")
-	}
-	var looked []string
-	for _, p := range []string{r.tried.Explicit, r.tried.User, r.tried.System} {
-		if p != "" {
-			looked = append(looked, p)
+	said := strings.Join(read, ", ")
+	if len(read) == 0 {
+		var looked []string
+		for _, p := range []string{r.tried.Explicit, r.tried.User, r.tried.System} {
+			if p != "" {
+				looked = append(looked, p)
+			}
 		}
+		said = "none (looked for " + strings.Join(looked, ", ") + ")"
 	}
-	return "none (looked for " + strings.Join(looked, ", ") + ")"
+	for _, p := range r.denied {
+		said += "; skipped " + p + ": permission denied"
+	}
+	return said
 }
 
 // logf prints, for -v, the files read and every setting not left at its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -302,5 +303,103 @@ func TestDocumentedConfigFile(t *testing.T) {
 	if g.Servers != "zk1.example.com:2181,zk2.example.com:2181,zk3.example.com:2181/locks" ||
 		g.SessionTimeout != 10*time.Second || g.AuthFile != "/etc/zklock/auth" || g.TLSFiles.Key != "/etc/zklock/host.key" {
 		t.Errorf("the sample file gives %+v", g)
+	}
+}
+
+// envOtherUser marks the child run of TestUnreadableDefaultConfig, as the
+// other user; its value is the system file to use.
+const envOtherUser = "ZKLOCK_TEST_OTHER_USER_SYSTEM"
+
+// TestUnreadableDefaultConfig: run as one user with another's HOME (sudo
+// or setpriv that keep root's), the user file's directory cannot be
+// searched. That file is not this user's, so it counts as absent: the
+// system file applies, and -v and zklock config say what was skipped. Named
+// by ZKLOCK_CONFIG, the same file is an error. Root reads everything, so
+// as root the test runs itself again as nobody.
+func TestUnreadableDefaultConfig(t *testing.T) {
+	if sys := os.Getenv(envOtherUser); sys != "" {
+		unreadableDefaultConfig(t, os.Getenv("HOME"), sys)
+		return
+	}
+	dir, err := os.MkdirTemp("", "zklock-config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "home"), 0o755); os.RemoveAll(dir) })
+	home := filepath.Join(dir, "home")
+	user := filepath.Join(home, ".config", "zklock", "config.toml")
+	sys := filepath.Join(dir, "system.toml")
+	if err := os.MkdirAll(filepath.Dir(user), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, doc := range map[string]string{user: "servers = \"user:2181\"\n", sys: "servers = \"sys:2181\"\n"} {
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if os.Getuid() != 0 {
+		if err := os.Chmod(home, 0); err != nil {
+			t.Fatal(err)
+		}
+		unreadableDefaultConfig(t, home, sys)
+		return
+	}
+	if err := os.Chmod(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "cmd.test")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.CommandContext(t.Context(), "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		bin, "-test.run=^TestUnreadableDefaultConfig$", "-test.v")
+	child.Dir = dir
+	child.Env = append(os.Environ(), "HOME="+home, envOtherUser+"="+sys)
+	out, err := child.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestUnreadableDefaultConfig") {
+		t.Errorf("as nobody: %v\n%s", err, out)
+	}
+}
+
+// unreadableDefaultConfig checks the settings of a user who may not read
+// the user file under home.
+func unreadableDefaultConfig(t *testing.T, home, sys string) {
+	user := filepath.Join(home, ".config", "zklock", "config.toml")
+	old := systemConfig
+	systemConfig = sys
+	t.Cleanup(func() { systemConfig = old })
+	t.Setenv("HOME", home)
+	for _, v := range []string{"XDG_CONFIG_HOME", envConfig, envServers, envAuth, envAuthFile, envTLSCA, envTLSCert, envTLSKey, envJAAS, envSASLPassword} {
+		t.Setenv(v, "")
+	}
+	g, r, err := resolvedGlobal(t)
+	if err != nil {
+		t.Fatalf("an unreadable user file is an error: %v", err)
+	}
+	files := sys + "; skipped " + user + ": permission denied"
+	if g.Servers != "sys:2181" || r.filesRead() != files {
+		t.Errorf("servers %q from files %q; want sys:2181 from %q", g.Servers, r.filesRead(), files)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"config"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "# files: "+files+"\n") || errb.Len() > 0 {
+		t.Errorf("zklock config: exit %d, stderr %q, stdout\n%s", code, errb.String(), out.String())
+	}
+	t.Setenv(envConfig, user)
+	out.Reset()
+	code := run(context.Background(), []string{"config"}, &out, &errb)
+	if want := "zklock: " + user + ": cannot read: "; code != ExitUsage || !strings.HasPrefix(errb.String(), want) ||
+		!strings.Contains(errb.String(), "permission denied") || strings.Count(errb.String(), "\n") != 1 {
+		t.Errorf("%s=%s: exit %d, stderr %q; want %d and one line %q…", envConfig, user, code, errb.String(), ExitUsage, want)
 	}
 }

@@ -111,9 +111,10 @@ const maxHandshakeDoublings = 2
 
 // handshakeBound is how long a new connection may take to answer the
 // ConnectRequest. base is the bound for a fast link (handshakeLimit);
-// prior is what is known of the round trip before the answer: the last
-// connection's patience, or else the time the connect itself took (a TCP
-// connect, and with TLS its handshake, take at least one round trip). The
+// prior is what is known of the round trip before the answer: the larger
+// of the last connection's patience and the time the connect itself took
+// (a TCP connect, and with TLS its handshake, take at least one round
+// trip; a link that turned slow shows it there first). The
 // bound is as patient as silenceBound with that round trip; and each
 // handshake in a row that ran out of time doubles the base (up to four
 // times), as TCP backs off its first retransmissions, so that a first

@@ -251,3 +251,29 @@ func TestQuietSinceLastByte(t *testing.T) {
 		t.Fatal("quiet with nothing waiting")
 	}
 }
+
+// TestHandshakeBoundAfterRoundTripJump: the link was fast (answers in
+// 1ms), then its round trip went to 600ms and the keepalive dropped the
+// connection as silent. The next connect itself took 600ms, a round trip
+// measured on the new path a moment ago: the handshake bound must allow
+// for it, not only for the old connection's 1ms. Bounded by the old
+// patience (the 500ms base here), the handshake runs out of time and the
+// reconnect costs another attempt, and on the way a holder's QuorumHeard
+// falls behind on a link that is slow but alive.
+func TestHandshakeBoundAfterRoundTripJump(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tr := &wireTracker{now: func() time.Time { return now }, handshake: 500 * time.Millisecond}
+	fc := &fakeConn{}
+	c := tr.wrap(fc, "s", time.Millisecond)
+	c.Write(frame(make([]byte, 40)...))
+	now = now.Add(time.Millisecond)
+	resp := make([]byte, 20)
+	resp[6], resp[7] = 0x0f, 0xa0 // 4000 ms
+	resp[15] = 1                  // session 1
+	fc.in.Write(frame(resp...))
+	c.Read(make([]byte, 4096))
+	c = tr.wrap(&fakeConn{}, "s", 600*time.Millisecond)
+	if l, want := c.(*trackedConn).limit, 1400*time.Millisecond; l < want {
+		t.Fatalf("limit %s after a 600ms connect, want at least 2·600ms + 200ms = %s", l, want)
+	}
+}

@@ -146,9 +146,12 @@ func (t *wireTracker) handshakeLimitLocked(took time.Duration) time.Duration {
 	if t.handshake <= 0 {
 		return 0
 	}
+	// The connect just took at least one round trip on the path to this
+	// server: on a link that turned slow since the last connection was
+	// measured, it is the only fresh sample.
 	prior := took
 	if t.rtt.measured() {
-		prior = t.rtt.patience()
+		prior = max(prior, t.rtt.patience())
 	}
 	return handshakeBound(t.handshake, prior, t.handshakeFails)
 }

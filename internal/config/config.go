@@ -37,6 +37,7 @@ type Error struct {
 	Path   string
 	Line   int // 0: the file as a whole (it cannot be read)
 	Reason string
+	cause  error // why it could not be read (fs.ErrPermission…), if so
 }
 
 func (e *Error) Error() string {
@@ -45,6 +46,9 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Reason)
 }
+
+// Unwrap is why the file could not be read, if that is the error.
+func (e *Error) Unwrap() error { return e.cause }
 
 // At is an Error for the value of key in f, for the caller's validation.
 func (f *File) At(key, reason string) *Error {
@@ -131,11 +135,11 @@ func Read(path string, optional bool, known func(string) bool) (*File, error) {
 	case optional && errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case errors.As(err, &fe) && errors.Unwrap(err) != nil:
-		return nil, &Error{Path: path, Reason: "cannot read: " + errors.Unwrap(err).Error()}
+		return nil, &Error{Path: path, Reason: "cannot read: " + errors.Unwrap(err).Error(), cause: errors.Unwrap(err)}
 	case errors.As(err, &fe):
 		return nil, &Error{Path: path, Reason: fe.Problem}
 	case err != nil:
-		return nil, &Error{Path: path, Reason: "cannot read: " + err.Error()}
+		return nil, &Error{Path: path, Reason: "cannot read: " + err.Error(), cause: err}
 	}
 	return Parse(path, data, known)
 }
@@ -174,27 +178,33 @@ func Locate(getenv func(string) string, envExplicit string) Locations {
 
 // Load reads the files of l, highest precedence first: the explicit file
 // alone, or else the user's file and then the system's, either of which may
-// be missing.
-func Load(l Locations, known func(string) bool) ([]*File, error) {
+// be missing. A default file this user may not read counts as missing too:
+// run with another user's HOME (sudo or setpriv keep it), the user file is
+// that user's, not this one's. Those are returned as denied, for -v to
+// say. The explicit file is the one asked for: not reading it is an error.
+func Load(l Locations, known func(string) bool) (files []*File, denied []string, err error) {
 	if l.Explicit != "" {
 		f, err := Read(l.Explicit, false, known)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return []*File{f}, nil
+		return []*File{f}, nil, nil
 	}
-	var files []*File
 	for _, p := range []string{l.User, l.System} {
 		if p == "" {
 			continue
 		}
 		f, err := Read(p, true, known)
+		if errors.Is(err, fs.ErrPermission) {
+			denied = append(denied, p)
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if f != nil {
 			files = append(files, f)
 		}
 	}
-	return files, nil
+	return files, denied, nil
 }

@@ -71,7 +71,7 @@ func TestLoad(t *testing.T) {
 		{"missing optional", Locations{User: filepath.Join(dir, "none"), System: sys}, []string{sys}},
 		{"no home", Locations{System: sys}, []string{sys}},
 	} {
-		fs, err := Load(tc.l, known)
+		fs, _, err := Load(tc.l, known)
 		if err != nil || len(paths(fs)) != len(tc.want) {
 			t.Errorf("%s: %v, %v; want %v", tc.name, paths(fs), err, tc.want)
 			continue
@@ -82,7 +82,7 @@ func TestLoad(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Load(Locations{Explicit: filepath.Join(dir, "none")}, known); err == nil {
+	if _, _, err := Load(Locations{Explicit: filepath.Join(dir, "none")}, known); err == nil {
 		t.Error("a missing explicit file was accepted")
 	}
 	env := map[string]string{"HOME": "/home/u", "ZKLOCK_CONFIG": ""}

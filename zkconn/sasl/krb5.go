@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jcmturner/gokrb5/v8/client"
-	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/credentials"
 	"github.com/jcmturner/gokrb5/v8/gssapi"
 	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
@@ -83,14 +82,9 @@ type gokrb5Client struct{ cl *client.Client }
 // needed). Errors are classified for the exit code: ErrNoKDC when no KDC
 // answered, a refusal when the KDC or the cache says no.
 func newGokrb5Client(l *KerberosLogin) (*gokrb5Client, error) {
-	cfgPath := krb5ConfigPath()
-	b, err := files.Krb5Conf.Read(cfgPath)
+	cfg, err := readKrb5Conf(krb5ConfigPath())
 	if err != nil {
 		return nil, err
-	}
-	cfg, err := config.NewFromString(string(b))
-	if err != nil {
-		return nil, fmt.Errorf("kerberos configuration %s: %v", cfgPath, err)
 	}
 	if l.Keytab != "" {
 		b, err := files.Keytab.Read(l.Keytab)

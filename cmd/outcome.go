@@ -89,12 +89,13 @@ func signalOf(err error) syscall.Signal {
 // lossCause names why a lock was lost, for the lost event's cause.
 func lossCause(err error) string {
 	switch {
+	case errors.Is(err, lockexec.ErrUnrenewed):
+		// First: it wraps what the guard saw once zklock ran again.
+		return "watchdog"
 	case errors.Is(err, lock.ErrNodeGone):
 		return "node_deleted"
 	case errors.Is(err, runner.ErrNoContact):
 		return "no_contact"
-	case errors.Is(err, lockexec.ErrUnrenewed):
-		return "watchdog"
 	case errors.Is(err, zk.ErrSessionExpired):
 		return "session_expired"
 	case zkconn.IsSessionLoss(err):

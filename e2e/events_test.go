@@ -237,6 +237,8 @@ func TestEventsLost(t *testing.T) {
 		if err := c.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
-		check(t, c, stderr, "watchdog", "no_contact", "session_expired", "session_lost")
+		// The watchdog acted while zklock was stopped: whatever the
+		// guard finds once zklock runs again, the cause is the watchdog.
+		check(t, c, stderr, "watchdog")
 	})
 }

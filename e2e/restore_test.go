@@ -17,13 +17,13 @@ import (
 // resume its session, and logs so.
 const refusedLine = "as it has seen zxid"
 
-// restoreHolder starts a holder running treeScript in the overlap
-// detector, with a 10s session timeout (-v), on servers.
-func restoreHolder(t *testing.T, servers string) *pair {
+// loneHolder starts a holder running script in the overlap detector,
+// with a 10s session timeout (-v), on servers, and no waiter.
+func loneHolder(t *testing.T, servers, script string) *pair {
 	t.Helper()
 	p := &pair{dir: t.TempDir(), path: lockPath(t)}
 	p.holder = zklock(t, "--servers", servers, "--session-timeout", "10s", "-v", "run", "--path", p.path, "--")
-	p.holder.Args = append(p.holder.Args, guarded(p.dir, treeScript)...)
+	p.holder.Args = append(p.holder.Args, guarded(p.dir, script)...)
 	p.holder.Env = append(p.holder.Env, "D="+p.dir)
 	p.holder.Stderr = &p.holderErr
 	if err := p.holder.Start(); err != nil {
@@ -48,10 +48,10 @@ func refused(t *testing.T, servers []*zktest.Server) {
 	})
 }
 
-// tryAfterRestore runs a tryrun of the holder's lock, in the overlap
-// detector, once the restored ensemble has refused the holder: it must
-// not find the holder's command alive. It reports whether it ran.
-func (p *pair) tryAfterRestore(t *testing.T, servers string) {
+// tryNext runs a tryrun of the holder's lock, in the overlap detector,
+// once the holder's lock is gone (the restored ensemble refused it, its
+// node was deleted): it must run, and not find the holder's command alive.
+func (p *pair) tryNext(t *testing.T, servers string) {
 	t.Helper()
 	c := zklock(t, "--servers", servers, "tryrun", "--path", p.path, "--")
 	c.Args = append(c.Args, guarded(p.dir, `date +%s%N > "$D/waiter"`)...)
@@ -62,9 +62,9 @@ func (p *pair) tryAfterRestore(t *testing.T, servers string) {
 	switch code := zktest.ExitCodeT(t, err); code {
 	case 0:
 	case overlapExit:
-		t.Fatalf("OVERLAP: a tryrun on the restored ensemble ran while the holder's command tree was alive")
+		t.Fatalf("OVERLAP: a tryrun ran while the lost holder's command tree was alive")
 	default:
-		t.Fatalf("tryrun on the restored ensemble: exit %d: %s", code, stderr.String())
+		t.Fatalf("tryrun after the loss: exit %d: %s", code, stderr.String())
 	}
 	gap := time.Duration(lastStamp(t, filepath.Join(p.dir, "waiter")) - lastStamp(t, filepath.Join(p.dir, "holder")))
 	t.Logf("the tryrun's command started %s after the holder's last sign of life", gap.Round(time.Millisecond))
@@ -94,7 +94,8 @@ func (p *pair) holderLostState(t *testing.T) {
 // and starts again on the same port. It refuses the holder's resume (the
 // holder has seen a newer zxid) and admits anyone else: the holder must
 // take that refusal for the lost lock it is, at once, and not for silence
-// until its deadline.
+// until its deadline; and, the loss being certain, kill its command at
+// once, with no grace (with one, it ran on for 2s beside the tryrun).
 func TestWipedServer(t *testing.T) {
 	zktest.NeedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -105,7 +106,9 @@ func TestWipedServer(t *testing.T) {
 	}
 	defer c.Stop()
 	s := c.Server(0)
-	p := restoreHolder(t, c.ConnectString())
+	// A command that ignores SIGTERM: the loss is certain, and any grace
+	// would let it run on beside the tryrun.
+	p := loneHolder(t, c.ConnectString(), "trap '' TERM\n"+treeScript)
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +120,7 @@ func TestWipedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused(t, c.Servers())
-	p.tryAfterRestore(t, c.ConnectString())
+	p.tryNext(t, c.ConnectString())
 	p.holderLostState(t)
 	t.Logf("holder stopped %s after the wiped server started", time.Since(restarted).Round(time.Millisecond))
 }
@@ -163,7 +166,7 @@ func TestRestoredEnsemble(t *testing.T) {
 	}
 	restartAll(t, ctx, c)
 
-	p := restoreHolder(t, c.ConnectString())
+	p := loneHolder(t, c.ConnectString(), treeScript)
 	for _, s := range c.Servers() {
 		if err := s.Stop(); err != nil {
 			t.Fatal(err)
@@ -177,7 +180,7 @@ func TestRestoredEnsemble(t *testing.T) {
 	restarted := time.Now()
 	restartAll(t, ctx, c)
 	refused(t, c.Servers())
-	p.tryAfterRestore(t, c.ConnectString())
+	p.tryNext(t, c.ConnectString())
 	p.holderLostState(t)
 	t.Logf("holder stopped %s after the restored ensemble was started", time.Since(restarted).Round(time.Millisecond))
 }

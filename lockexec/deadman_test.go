@@ -43,6 +43,9 @@ func unrenewed(t *testing.T, script string, stop, kill, notBefore time.Duration)
 		t.Errorf("the command's group was gone after %s, before %s", took, notBefore)
 	}
 	assertGone(t, tree, "the watchdog")
+	if !wd.Fired() {
+		t.Errorf("the watchdog acted, and Fired says it did not")
+	}
 }
 
 // TestWatchdogKillsWhatIgnoresSIGTERM: past the second deadline the group
@@ -73,6 +76,9 @@ func TestWatchdogRenewedKeepsCommand(t *testing.T) {
 			var ee *ExitError
 			if !errors.As(r.err, &ee) || ee.Code != 3 || errors.Is(r.err, ErrLockLost) {
 				t.Fatalf("got %v, want the command's own exit 3", r.err)
+			}
+			if wd.Fired() {
+				t.Errorf("renewed in time, and Fired says the watchdog acted")
 			}
 			return
 		case <-tick.C:

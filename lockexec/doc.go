@@ -22,11 +22,16 @@
 // the group to empty, then sends SIGKILL to whatever is left. The grace
 // covers the whole group, not just the direct child: a wrapper shell
 // usually dies at once on SIGTERM while its children are still cleaning up,
-// and they get the rest of the grace too.
+// and they get the rest of the grace too. A lock loss whose cause says
+// Urgency AtOnce (the lock may already be someone else's) gets SIGKILL to
+// the whole group at once instead, with no SIGTERM and no grace.
 //
 // When the command exits on its own, Supervise returns at once and leaves
-// anything the command started in the background alone, as flock(1) does:
-// `zklock run --path /l -- service start` must not kill the daemon it starts.
+// anything the command started in the background alone: `zklock run --path
+// /l -- service start` must not kill the daemon it starts. The lock is then
+// released, so such processes run on unlocked. (flock(1) kills nothing
+// either, but its lock lives in the open file the children inherit, and so
+// stays held until they exit, unless -o closes it for the command.)
 //
 // # Terminals and Ctrl-C
 //

@@ -72,7 +72,8 @@ type TerminatedError struct {
 	// Exit is how the command ended; nil when it exited 0 (a command that
 	// handles SIGTERM cleanly).
 	Exit *ExitError
-	// Killed is true when the grace period ran out and SIGKILL was sent.
+	// Killed is true when SIGKILL was sent: the grace period ran out, or
+	// the loss was one that allows none (Urgency AtOnce).
 	Killed bool
 	// Grace is the grace period that applied, for the message.
 	Grace time.Duration
@@ -91,7 +92,10 @@ func (e *TerminatedError) Error() string {
 	} else {
 		b.WriteString("command exited with status 0")
 	}
-	if e.Killed {
+	switch {
+	case e.Killed && e.Grace == 0:
+		b.WriteString("; SIGKILL with no grace period")
+	case e.Killed:
 		fmt.Fprintf(&b, "; SIGKILL after a %v grace period", e.Grace)
 	}
 	b.WriteString(")")

@@ -31,6 +31,33 @@ func (p Policy) String() string {
 	return "Policy(" + strconv.Itoa(int(p)) + ")"
 }
 
+// Urgency says how soon the command must be dead once its lock is lost.
+// A loss cause that has an Urgency() Urgency method says which; any other
+// cause counts as WithGrace.
+type Urgency int
+
+const (
+	// WithGrace: the lock cannot be anyone else's yet (the loss is
+	// foreseen, not yet happened), so the command gets SIGTERM and
+	// LostKillGrace to end cleanly before SIGKILL.
+	WithGrace Urgency = iota
+	// AtOnce: the lock may already be someone else's. Every moment the
+	// command runs on is a moment with two holders, so its whole group
+	// gets SIGKILL at once, with no SIGTERM and no grace.
+	AtOnce
+)
+
+// String returns the name used in messages.
+func (u Urgency) String() string {
+	switch u {
+	case WithGrace:
+		return "with grace"
+	case AtOnce:
+		return "at once"
+	}
+	return "Urgency(" + strconv.Itoa(int(u)) + ")"
+}
+
 // DefaultKillGrace is the grace zklock's --kill-grace flag defaults to.
 // Five seconds is enough for a well-behaved command to flush and remove its
 // temporary files, and short enough to end well within common ZooKeeper
@@ -91,7 +118,8 @@ type Spec struct {
 	// right after SIGTERM. It is its own value because it has to fit in
 	// what is left of the session timeout (the caller caps it), while a
 	// stop at MaxRuntime may take the user's full grace. A loss whose
-	// cause has a KillBy() time.Time method shortens it to end by then.
+	// cause has a KillBy() time.Time method shortens it to end by then;
+	// one whose Urgency is AtOnce gets no grace at all (see Urgency).
 	LostKillGrace time.Duration
 	// MaxRuntime, when positive, bounds the command's run time: once
 	// exceeded, the group is stopped as on lock loss and Supervise returns an

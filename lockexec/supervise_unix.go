@@ -354,6 +354,11 @@ func (sv *supervisor) onLost(cause error) {
 		sv.warn(what + "; the command keeps running without it (on-lost policy: " + sv.spec.OnLost.String() + ")")
 		return
 	}
+	var urgent interface{ Urgency() Urgency }
+	if errors.As(cause, &urgent) && urgent.Urgency() == AtOnce {
+		sv.killNow(what, cause)
+		return
+	}
 	if sv.term == nil {
 		sv.grace = sv.spec.LostKillGrace
 		// A cause that says by when the command must be dead shortens
@@ -365,6 +370,31 @@ func (sv *supervisor) onLost(cause error) {
 		sv.warn(what + ": " + sv.stopping())
 	}
 	sv.terminate(ErrLockLost, cause)
+}
+
+// killNow sends SIGKILL to the command's whole group at once: the lock may
+// already be someone else's. A stop already under way with a grace (a
+// revocation, --max-runtime, a foreseen loss) keeps its reason but loses
+// the rest of its grace.
+func (sv *supervisor) killNow(what string, cause error) {
+	if sv.term != nil && sv.term.Killed {
+		return
+	}
+	// The signal first, the words after: every moment counts.
+	sv.signalGroup(syscall.SIGKILL)
+	if sv.term == nil {
+		sv.grace = 0
+		sv.term = &TerminatedError{Reason: ErrLockLost, Cause: cause}
+	}
+	if sv.graceTimer != nil {
+		sv.graceTimer.Stop()
+		sv.graceTimer = nil
+	}
+	sv.term.Killed, sv.term.Grace = true, 0
+	if sv.exited {
+		sv.killDeadline = time.Now().Add(killWait)
+	}
+	sv.warn(what + ": sent SIGKILL at once")
 }
 
 // terminate starts the SIGTERM, grace, SIGKILL sequence.

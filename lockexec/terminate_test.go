@@ -112,6 +112,61 @@ while :; do sleep 0.01; done`)
 	t.Logf("SIGKILL after %v (grace %v)", elapsed, grace)
 }
 
+// certainLoss is a loss cause that allows no grace.
+type certainLoss struct{}
+
+func (certainLoss) Error() string    { return "node deleted" }
+func (certainLoss) Urgency() Urgency { return AtOnce }
+
+// TestCertainLossKillsAtOnce: a loss whose cause says AtOnce gets SIGKILL
+// to the whole group at once, whatever the grace; also when it comes
+// during the grace of a revocation, which loses the rest of its grace.
+func TestCertainLossKillsAtOnce(t *testing.T) {
+	for _, during := range []string{"running", "revocation grace"} {
+		t.Run(during, func(t *testing.T) {
+			s, dir := shSpec(t, `sh -c 'trap "" TERM; echo $$ > "$D/gc.tmp"; mv "$D/gc.tmp" "$D/gc"; while :; do sleep 0.01; done' &
+trap '' TERM
+while [ ! -e "$D/gc" ]; do sleep 0.01; done
+mark ready $$
+wait`)
+			lost, revoked := make(chan error, 1), make(chan error, 1)
+			s.Lost, s.Revoked = lost, revoked
+			s.KillGrace, s.LostKillGrace = time.Minute, time.Minute
+			var w warnings
+			s.Warn = w.warn
+			done := runAsync(context.Background(), s)
+			leader := pids(t, waitMarker(t, dir, "ready"))[0]
+			killGroupOnCleanup(t, leader)
+			gc := pids(t, waitMarker(t, dir, "gc"))[0]
+			reason := ErrLockLost
+			if during == "revocation grace" {
+				revoked <- errors.New("revoked by test")
+				zktest.Eventually(t, waitTimeout, "the revocation's SIGTERM", func() bool { return w.has("revoked by test") })
+				reason = ErrLockRevoked
+			}
+			start := time.Now()
+			lost <- certainLoss{}
+			r := await(t, done)
+			if elapsed := time.Since(start); elapsed > 2*time.Second {
+				t.Errorf("Run returned %v after a certain loss, want at once", elapsed)
+			}
+			var te *TerminatedError
+			if !errors.As(r.err, &te) || !te.Killed || te.Grace != 0 || !errors.Is(r.err, reason) {
+				t.Fatalf("got %#v (%v), want SIGKILL with no grace", r.err, r.err)
+			}
+			if te.Exit == nil || te.Exit.Signal != syscall.SIGKILL {
+				t.Errorf("leader outcome %v, want SIGKILL", te.Exit)
+			}
+			if zktest.ProcessAlive(gc) {
+				t.Errorf("grandchild %d alive after Supervise returned", gc)
+			}
+			if !w.has("sent SIGKILL at once") {
+				t.Errorf("warnings %q lack the SIGKILL", w.list())
+			}
+		})
+	}
+}
+
 // TestGraceCoversGrandchildren: the wrapper shell dies on SIGTERM at once,
 // but a grandchild that ignores it still gets the grace period, then
 // SIGKILL, before Supervise returns.

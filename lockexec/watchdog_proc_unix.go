@@ -37,7 +37,7 @@ func WatchdogMain() int {
 	// SIGHUP or SIGINT must not end the switch early.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGPIPE)
 	var (
-		sw  deadmanSwitch
+		sw  = deadmanSwitch{tell: true}
 		buf [512]byte // a line is far shorter; a longer one is dropped
 		n   int       // bytes of an unfinished line in buf
 		fds = []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
@@ -88,7 +88,14 @@ type deadmanSwitch struct {
 	pgid            int
 	stopAt, killAt  int64
 	stopped, killed bool
+	// tell: write a byte on standard output (zklock's report pipe) for
+	// each signal sent at a deadline.
+	tell bool
 }
+
+// firedByte is what the watchdog writes to say it fired; a global, so
+// that the write allocates nothing.
+var firedByte = [1]byte{'!'}
 
 // handle takes one instruction line. It parses in place: the watchdog
 // allocates nothing once it runs.
@@ -135,10 +142,12 @@ func (s *deadmanSwitch) check(now int64) {
 		s.fire(syscall.SIGTERM)
 		// A stopped group (Ctrl-Z) keeps SIGTERM pending until continued.
 		s.fire(syscall.SIGCONT)
+		s.report()
 	}
 	if !s.killed && s.killAt > 0 && now >= s.killAt {
 		s.killed = true
 		s.fire(syscall.SIGKILL)
+		s.report()
 	}
 }
 
@@ -151,6 +160,14 @@ func (s *deadmanSwitch) nap(now int64) time.Duration {
 		}
 	}
 	return d
+}
+
+// report tells zklock that a deadline passed unrenewed (Watchdog.Fired),
+// after the signal: zklock reads it only once it runs again.
+func (s *deadmanSwitch) report() {
+	if s.tell {
+		_, _ = unix.Write(1, firedByte[:])
+	}
 }
 
 func (s *deadmanSwitch) fire(sig syscall.Signal) {

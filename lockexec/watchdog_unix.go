@@ -24,6 +24,10 @@ import (
 //	ok              zklock is done with the command: exit quietly (zklock
 //	                kills it right after; see Retire)
 //
+// It writes a byte on its standard output, a pipe whose only reader is
+// zklock, when it signals the group at a deadline, so that zklock can say
+// that its watchdog, not itself, stopped the command (see Fired).
+//
 // It kills the group at once if the pipe reaches end-of-file before "ok":
 // the kernel closes zklock's end when zklock dies, even by SIGKILL, which
 // nothing can catch. And it kills the group when a deadline passes that
@@ -39,9 +43,13 @@ import (
 // started.
 type Watchdog struct {
 	pid int
+	// report is the read end of the watchdog's standard output; nil once
+	// retired.
+	report *os.File
 
 	mu     sync.Mutex
 	w      *os.File // nil once retired
+	fired  bool     // a byte came on report
 	armed  bool
 	stop   time.Time // the deadlines last sent; zero: none
 	kill   time.Time
@@ -74,26 +82,35 @@ func startWatchdog() (*Watchdog, error) {
 	if err != nil {
 		return nil, err
 	}
+	report, tell, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
 	// syscall.ForkExec rather than os/exec: os/exec's first start in a
 	// process forks a throwaway child to probe for pidfd support and opens
 	// /dev/null twice for the missing stdout and stderr; the watchdog needs
-	// none of that. Its stdout and stderr are closed (it never writes; its
-	// runtime puts /dev/null there). argv[0] stays zklock's own, so that a
+	// none of that. Its stdout is the report pipe, its stderr closed (it
+	// never writes there; its runtime puts /dev/null there). argv[0]
+	// stays zklock's own, so that a
 	// binary that dispatches on its name (a test binary standing in for
 	// zklock) dispatches the same way.
 	pid, err := syscall.ForkExec(exe, []string{os.Args[0]}, &syscall.ProcAttr{
 		Env:   watchdogEnviron(os.Environ()),
-		Files: []uintptr{r.Fd(), ^uintptr(0), ^uintptr(0)},
+		Files: []uintptr{r.Fd(), tell.Fd(), ^uintptr(0)},
 		// Its own session: terminal signals (Ctrl-C, Ctrl-Z, hangup)
 		// meant for the command or zklock must not reach it.
 		Sys: &syscall.SysProcAttr{Setsid: true},
 	})
 	r.Close()
+	tell.Close()
 	if err != nil {
 		w.Close()
+		report.Close()
 		return nil, err
 	}
-	return &Watchdog{pid: pid, w: w}, nil
+	return &Watchdog{pid: pid, w: w, report: report}, nil
 }
 
 // watchdogEnviron is the watchdog's environment: zklock's, with the marker
@@ -181,6 +198,34 @@ func (wd *Watchdog) stopped(now time.Time) bool {
 	return wd.armed && !wd.stop.IsZero() && !now.Before(wd.stop)
 }
 
+// Fired reports whether the watchdog has signalled the command's group
+// because a deadline passed that zklock had not moved: zklock was stopped
+// or starved, or reached the same deadline after the watchdog did. It
+// never blocks. Safe for concurrent use, on a nil Watchdog, and after
+// Retire.
+func (wd *Watchdog) Fired() bool {
+	if wd == nil {
+		return false
+	}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.fired || wd.report == nil {
+		return wd.fired
+	}
+	rc, err := wd.report.SyscallConn()
+	if err != nil {
+		return false
+	}
+	// os.Pipe's descriptors are non-blocking: an empty pipe says EAGAIN.
+	_ = rc.Control(func(fd uintptr) {
+		var b [1]byte
+		if n, _ := syscall.Read(int(fd), b[:]); n > 0 {
+			wd.fired = true
+		}
+	})
+	return wd.fired
+}
+
 // Retire tells the watchdog zklock is done with the command, ends it and
 // reaps it. Safe on a nil Watchdog and more than once.
 func (wd *Watchdog) Retire() {
@@ -194,6 +239,10 @@ func (wd *Watchdog) Retire() {
 			wd.sendLocked("ok\n")
 		}
 		wd.w = nil
+	}
+	if wd.report != nil {
+		wd.report.Close()
+		wd.report = nil
 	}
 	wd.mu.Unlock()
 	if w == nil {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/zklock/zklock/lock"
@@ -129,22 +130,41 @@ func (o *Options) reportOutcome(err error) {
 // reportLoss emits the guard's loss report, then passes it on to the
 // supervisor. The event is one line, written as the supervisor's own
 // warning about the loss is, before the supervisor stops the command: it
-// comes first, and it is out before Run returns. The goroutine ends with
-// the first report or with ctx.
-func (o *Options) reportLoss(ctx context.Context, c *zkconn.Client, lost <-chan error) <-chan error {
-	if lost == nil || o.Events == nil {
-		return lost
+// comes first, and it is out before Run returns. A loss that the watchdog
+// acted on first (zklock was stopped or starved) is named for it (see
+// watchdogFirst), in the event and for the supervisor. The goroutine ends
+// with the first report or with ctx.
+func (o *Options) reportLoss(ctx context.Context, c *zkconn.Client, lost <-chan error, wd *lockexec.Watchdog) <-chan error {
+	if lost == nil {
+		return nil
 	}
 	out := make(chan error, 1)
 	go func() {
 		select {
 		case err := <-lost:
-			lockexec.WithoutSIGTTOU(func() { o.lostOnce(c, err) })
+			err = watchdogFirst(err, wd)
+			if o.Events != nil {
+				lockexec.WithoutSIGTTOU(func() { o.lostOnce(c, err) })
+			}
 			out <- err
 		case <-ctx.Done():
 		}
 	}()
 	return out
+}
+
+// watchdogFirst wraps a loss in lockexec.ErrUnrenewed when the watchdog
+// has already signalled the command: the guard, stopped or starved with
+// zklock, saw the loss only after the watchdog had acted on it. The guard's
+// cause stays inside it, and with it how soon the command must be dead.
+func watchdogFirst(err error, wd *lockexec.Watchdog) error {
+	if !wd.Fired() {
+		return err
+	}
+	if err == nil {
+		return lockexec.ErrUnrenewed
+	}
+	return fmt.Errorf("%w (%w)", lockexec.ErrUnrenewed, err)
 }
 
 // reportLostBy emits Lost for a command stopped as the lock was lost

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -34,16 +35,22 @@ func (e *NoContactError) Unwrap() error { return ErrNoContact }
 // fit (a timeout that shrank can leave less than the usual grace).
 func (e *NoContactError) KillBy() time.Time { return e.Kill }
 
-// lossError is a lease's loss, with the moment by which the command must
-// be dead under the budget in effect when it was seen.
-type lossError struct {
-	err    error
-	killBy time.Time
-}
+// Urgency is WithGrace: a loss for lack of contact is foreseen, not yet
+// happened. The budget stops the command before the leader could expire
+// the session, so the lock is still ours during the grace.
+func (e *NoContactError) Urgency() lockexec.Urgency { return lockexec.WithGrace }
 
-func (e *lossError) Error() string     { return e.err.Error() }
-func (e *lossError) Unwrap() error     { return e.err }
-func (e *lossError) KillBy() time.Time { return e.killBy }
+// lossError is a lease's loss (or a re-entered node's): the loss is
+// certain, not foreseen. The node is gone (deleted, or with its session),
+// the session expired, or the ensemble no longer knows it: the next
+// waiter may already hold the lock, so the command gets no grace.
+type lossError struct{ err error }
+
+func (e *lossError) Error() string { return e.err.Error() }
+func (e *lossError) Unwrap() error { return e.err }
+
+// Urgency is AtOnce: the lock may already be someone else's.
+func (e *lossError) Urgency() lockexec.Urgency { return lockexec.AtOnce }
 
 // contactSource is what the guard reads of the session: a *zkconn.Client.
 type contactSource interface {
@@ -71,7 +78,8 @@ func (realClock) Timer(d time.Duration) (<-chan time.Time, func()) {
 // returns, once, the first reason to treat them as lost:
 //
 //   - a lease's Done: its node was deleted, or its session lost (expired,
-//     replaced, refused, or the ensemble lost its state);
+//     replaced, refused, or the ensemble lost its state). The loss is
+//     certain, and the command is killed at once (lossError);
 //   - the budget's Deadline has passed since the client's QuorumHeard: the
 //     ensemble has not confirmed the session for so long that the command
 //     must be stopped now to be dead before the leader could expire it.
@@ -126,11 +134,7 @@ func (g *guard) watch(ctx context.Context, gone <-chan error) error {
 		case <-ctx.Done():
 			return nil
 		case err := <-gone:
-			killBy := g.clock.Now().Add(budget.Grace)
-			if kill.Before(killBy) {
-				killBy = kill
-			}
-			return &lossError{err: err, killBy: killBy}
+			return &lossError{err: err}
 		case <-changed:
 		case <-fire:
 			// Look again: a confirmation that came with the timer

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -283,8 +284,8 @@ func TestGuardGrownTimeoutWaits(t *testing.T) {
 	}
 }
 
-// TestGuardLeaseLoss: a lease's loss stops the command with the grace the
-// budget leaves.
+// TestGuardLeaseLoss: a lease's loss is certain: the command is killed
+// at once, with no grace, whatever the budget would leave.
 func TestGuardLeaseLoss(t *testing.T) {
 	const T = 10 * time.Second
 	r := startGuard(t, zkconn.Contact{QuorumHeard: t0, Timeout: T, Granted: T}, 5*time.Second)
@@ -293,8 +294,8 @@ func TestGuardLeaseLoss(t *testing.T) {
 	r.clock.set(t0.Add(time.Second))
 	r.gone <- fmt.Errorf("%w: /x/n", lock.ErrNodeGone)
 	err := <-r.lost
-	var le *lossError
-	if !errors.Is(err, lock.ErrNodeGone) || !errors.As(err, &le) || !le.KillBy().Equal(t0.Add(3*time.Second)) {
-		t.Fatalf("lost %v, want the node's deletion with kill 2s (the grace) later", err)
+	var urgent interface{ Urgency() lockexec.Urgency }
+	if !errors.Is(err, lock.ErrNodeGone) || !errors.As(err, &urgent) || urgent.Urgency() != lockexec.AtOnce {
+		t.Fatalf("lost %v, want the node's deletion, to be acted on at once", err)
 	}
 }

@@ -152,7 +152,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	lost, revoked := o.guard(runCtx, client, h, wd)
 	o.lost = new(sync.Once)
-	lost = o.reportLoss(runCtx, client, lost)
+	lost = o.reportLoss(runCtx, client, lost, wd)
 	settled := o.settleAfter(settleDelay, leases, acquired)
 	defer settled.stop()
 	o.marks.mark("command")

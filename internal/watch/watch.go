@@ -280,15 +280,9 @@ func (w *watcher) readTree(ctx context.Context, c *zkconn.Client) (err error) {
 		// read alone.
 		stale = map[string]bool{}
 		for p, listed := range found {
-			var set []string
-			for _, l := range listed {
-				ok, err := w.armChildren(ctx, c, l)
-				if err != nil {
-					return err
-				}
-				if ok {
-					set = append(set, l)
-				}
+			set, err := w.armAll(ctx, c, listed)
+			if err != nil {
+				return err
 			}
 			if len(set) > readAlone {
 				stale[p] = true
@@ -386,6 +380,52 @@ func (w *watcher) readHolders(ctx context.Context, c *zkconn.Client) (Snapshot, 
 		s.LastSuccess = &last
 	}
 	return s, nil
+}
+
+// armAll sets a child watch on each of paths that has none yet, and
+// returns those it set. Up to tree.WalkConcurrency go out at once, as the
+// tree's reads do: requests pipeline on the one connection, so a wide
+// tree's watches cost the server's work per request, not a round trip
+// each (one after another, 1,000 lock paths took 20s to show over a 20ms
+// round trip).
+func (w *watcher) armAll(ctx context.Context, c *zkconn.Client, paths []string) ([]string, error) {
+	var (
+		mu    sync.Mutex
+		set   []string
+		first error
+		pool  sync.WaitGroup
+	)
+	todo := make(chan string)
+	for range min(tree.WalkConcurrency, len(paths)) {
+		pool.Add(1)
+		go func() {
+			defer pool.Done()
+			for p := range todo {
+				ok, err := w.armChildren(ctx, c, p)
+				mu.Lock()
+				if ok {
+					set = append(set, p)
+				}
+				if err != nil && first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, p := range paths {
+		mu.Lock()
+		failed := first != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		todo <- p
+	}
+	close(todo)
+	pool.Wait()
+	sort.Strings(set)
+	return set, first
 }
 
 // armPath sets a child watch on the path, or, while it does not exist, a

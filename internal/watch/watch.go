@@ -247,50 +247,60 @@ func (w *watcher) readTree(ctx context.Context, c *zkconn.Client) (err error) {
 	if !w.fresh {
 		stale = map[string]bool{w.o.Path: true}
 	}
-	for len(stale) > 0 {
-		// The nodes each read listed, by the subtree it read.
-		found := map[string][]string{}
-		for _, p := range w.outermost(stale) {
-			// Its watch first, then its read: a change in between
-			// fires the watch and is read next time.
-			if p == w.o.Path {
-				err = w.armPath(ctx, c)
-			} else {
-				_, err = w.armChildren(ctx, c, p)
-			}
-			if err != nil {
-				return err
-			}
-			sub, err := tree.Read(ctx, c, p)
-			if p != w.o.Path && zkconn.IsPermission(err) {
-				// Its ACL changed since it was listed.
-				sub, err = tree.Tree{Skipped: []string{p}}, nil
-			}
-			if err != nil {
-				return err
-			}
-			w.tree = replaced(w.tree, p, sub)
-			found[p] = sub.Listed
+	// The nodes each read listed, by the subtree it read.
+	found := map[string][]string{}
+	for _, p := range w.outermost(stale) {
+		// Its watch first, then its read: a change in between
+		// fires the watch and is read next time.
+		if p == w.o.Path {
+			err = w.armPath(ctx, c)
+		} else {
+			_, err = w.armChildren(ctx, c, p)
 		}
-		w.fresh = true
-		// A node listed for the first time gets its watch only now,
-		// after it was read: read it again, lest a change fell in
-		// between. Many of them are read again with the subtree that
-		// listed them, in batches, as the first read was; a few are
-		// read alone.
-		stale = map[string]bool{}
-		for p, listed := range found {
-			set, err := w.armAll(ctx, c, listed)
-			if err != nil {
-				return err
-			}
-			if len(set) > readAlone {
-				stale[p] = true
-				continue
-			}
-			for _, l := range set {
-				stale[l] = true
-			}
+		if err != nil {
+			return err
+		}
+		sub, err := tree.Read(ctx, c, p)
+		if p != w.o.Path && zkconn.IsPermission(err) {
+			// Its ACL changed since it was listed.
+			sub, err = tree.Tree{Skipped: []string{p}}, nil
+		}
+		if err != nil {
+			return err
+		}
+		w.tree = replaced(w.tree, p, sub)
+		found[p] = sub.Listed
+	}
+	w.fresh = true
+	// A node listed without a watch (for the first time, or its watch
+	// fired) gets one only now, after it was read: it is read again, lest
+	// a change fell in between, but after this read is shown. Read again
+	// at once, a tree whose nodes change faster than it is read would
+	// never be shown. Many of them are read again with the subtree that
+	// listed them, in batches, as this read was; a few are read alone.
+	again := map[string]bool{}
+	for p, listed := range found {
+		set, err := w.armAll(ctx, c, listed)
+		if err != nil {
+			return err
+		}
+		if len(set) > readAlone {
+			again[p] = true
+			continue
+		}
+		for _, l := range set {
+			again[l] = true
+		}
+	}
+	if len(again) > 0 {
+		w.mu.Lock()
+		for p := range again {
+			w.changed[p] = true
+		}
+		w.mu.Unlock()
+		select {
+		case w.wake <- struct{}{}:
+		default:
 		}
 	}
 	return nil

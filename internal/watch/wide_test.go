@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -113,5 +114,61 @@ func TestWideTreeOverSlowLink(t *testing.T) {
 	t.Logf("%d locks shown %s after the start, over a 20ms round trip", locks, took)
 	if took > 5*time.Second {
 		t.Errorf("%d locks took %s to show over a 20ms round trip", locks, took)
+	}
+}
+
+// TestShownUnderChurn: lock paths keep appearing and going below a node
+// with hundreds of others, each with a contender that comes and goes, for
+// longer than a read takes. The watch must go on showing: each read
+// finds nodes whose watches fired meanwhile, and reading them again
+// before showing anything never ended.
+func TestShownUnderChurn(t *testing.T) {
+	const locks = 500
+	conn := shared.Raw(t)
+	root := zktest.TestPath(t, "/churn")
+	mkdirs(t, conn, root)
+	var ops []any
+	for i := range locks {
+		p := fmt.Sprintf("%s/l%05d", root, i)
+		ops = append(ops, &zk.CreateRequest{Path: p, Acl: openACL},
+			&zk.CreateRequest{Path: p + "/" + contender + "0000000000", Data: []byte("x"), Acl: openACL})
+	}
+	if _, err := conn.Multi(ops...); err != nil {
+		t.Fatal(err)
+	}
+	w := start(t, shared.Server(t).ConnectString(), 4*time.Second, Options{Path: root})
+	w.next("every lock", 20*time.Second, queue(locks, locks))
+	ctx, cancel := context.WithCancel(context.Background())
+	churned := make(chan struct{})
+	defer func() {
+		cancel()
+		<-churned
+	}()
+	go func() {
+		defer close(churned)
+		// Five lock paths at a time, each the newest for a moment.
+		var live []string
+		for i := 0; ctx.Err() == nil; i++ {
+			d := fmt.Sprintf("%s/d%06d", root, i)
+			conn.Create(d, nil, 0, openACL)
+			if n, err := conn.Create(d+"/"+contender, nil, zk.FlagEphemeralSequential, openACL); err == nil {
+				live = append(live, n)
+			}
+			if len(live) > 5 {
+				conn.Delete(live[0], -1)
+				conn.Delete(path.Dir(live[0]), -1)
+				live = live[1:]
+			}
+		}
+	}()
+	for range 3 {
+		w.next("a lock path that came and went", 5*time.Second, func(s Snapshot) bool {
+			for _, q := range s.Tree.Queues {
+				if strings.HasPrefix(q.Path, root+"/d") {
+					return true
+				}
+			}
+			return false
+		})
 	}
 }

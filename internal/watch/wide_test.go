@@ -26,24 +26,7 @@ func TestWideTreeReadOnce(t *testing.T) {
 	const locks = 2000
 	conn := shared.Raw(t)
 	root := zktest.TestPath(t, "/wide")
-	mkdirs(t, conn, root)
-	var ops []any
-	flush := func() {
-		t.Helper()
-		if _, err := conn.Multi(ops...); err != nil {
-			t.Fatal(err)
-		}
-		ops = ops[:0]
-	}
-	for i := range locks {
-		p := fmt.Sprintf("%s/l%05d", root, i)
-		ops = append(ops, &zk.CreateRequest{Path: p, Acl: openACL},
-			&zk.CreateRequest{Path: p + "/" + contender + "0000000000", Data: []byte("x"), Acl: openACL})
-		if len(ops) >= 400 {
-			flush()
-		}
-	}
-	flush()
+	wideTree(t, conn, root, locks)
 	srv := shared.Server(t)
 	w := start(t, srv.ConnectString(), 4*time.Second, Options{Path: root})
 	w.next("every lock", 60*time.Second, queue(locks, locks))
@@ -92,19 +75,7 @@ func TestWideTreeOverSlowLink(t *testing.T) {
 	const locks = 1000
 	conn := shared.Raw(t)
 	root := zktest.TestPath(t, "/wideslow")
-	mkdirs(t, conn, root)
-	var ops []any
-	for i := range locks {
-		p := fmt.Sprintf("%s/l%05d", root, i)
-		ops = append(ops, &zk.CreateRequest{Path: p, Acl: openACL},
-			&zk.CreateRequest{Path: p + "/" + contender + "0000000000", Data: []byte("x"), Acl: openACL})
-		if len(ops) >= 400 {
-			if _, err := conn.Multi(ops...); err != nil {
-				t.Fatal(err)
-			}
-			ops = ops[:0]
-		}
-	}
+	wideTree(t, conn, root, locks)
 	p := zktest.NewProxyT(t, shared.Server(t).Addrs()[0])
 	p.SetDelay(10 * time.Millisecond)
 	began := time.Now()
@@ -126,16 +97,7 @@ func TestShownUnderChurn(t *testing.T) {
 	const locks = 500
 	conn := shared.Raw(t)
 	root := zktest.TestPath(t, "/churn")
-	mkdirs(t, conn, root)
-	var ops []any
-	for i := range locks {
-		p := fmt.Sprintf("%s/l%05d", root, i)
-		ops = append(ops, &zk.CreateRequest{Path: p, Acl: openACL},
-			&zk.CreateRequest{Path: p + "/" + contender + "0000000000", Data: []byte("x"), Acl: openACL})
-	}
-	if _, err := conn.Multi(ops...); err != nil {
-		t.Fatal(err)
-	}
+	wideTree(t, conn, root, locks)
 	w := start(t, shared.Server(t).ConnectString(), 4*time.Second, Options{Path: root})
 	w.next("every lock", 20*time.Second, queue(locks, locks))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -170,5 +132,24 @@ func TestShownUnderChurn(t *testing.T) {
 			}
 			return false
 		})
+	}
+}
+
+// wideTree creates n lock paths below root, each held by a persistent
+// contender, in a few requests.
+func wideTree(t *testing.T, conn *zk.Conn, root string, n int) {
+	t.Helper()
+	mkdirs(t, conn, root)
+	var ops []any
+	for i := range n {
+		p := fmt.Sprintf("%s/l%05d", root, i)
+		ops = append(ops, &zk.CreateRequest{Path: p, Acl: openACL},
+			&zk.CreateRequest{Path: p + "/" + contender + "0000000000", Data: []byte("x"), Acl: openACL})
+		if len(ops) >= 400 || i == n-1 {
+			if _, err := conn.Multi(ops...); err != nil {
+				t.Fatal(err)
+			}
+			ops = ops[:0]
+		}
 	}
 }

@@ -238,7 +238,13 @@ func TestWaiterLosesSessionTimeout(t *testing.T) {
 	if d := time.Since(start); d > 9*time.Second {
 		t.Errorf("the waiter gave up after %s with --timeout 6s: the rejoin restarted the clock", d)
 	}
-	if !strings.Contains(waiterErr.String(), "lost its place") || !strings.Contains(waiterErr.String(), "timed out") {
+	// The cut comes as soon as the waiter's node is listed; a loaded
+	// machine may cut it before the waiter has read the queue, and then
+	// zklock cannot tell that its node was in it, and words it as a
+	// session lost before it joined (counted toward the limit on such
+	// losses in a row, of which this is the first).
+	lost := strings.Contains(waiterErr.String(), "lost its place") || strings.Contains(waiterErr.String(), "was lost before it could join the queue")
+	if !lost || !strings.Contains(waiterErr.String(), "timed out") {
 		t.Errorf("stderr %q", waiterErr)
 	}
 	touch(t, filepath.Join(dir, "h"))

@@ -301,10 +301,9 @@ func TestWatchesBounded(t *testing.T) {
 }
 
 // TestConnectionLossShown: a lost connection is shown (Down, since when)
-// while it lasts. One that comes back within the session timeout keeps
-// the session and its watches; one that stays away longer costs the
-// session: a new one is opened once a server answers again, its watches
-// are set again, and a change after it is shown. The path does not exist
+// while it lasts. One that stays away longer than the session timeout
+// costs the session: a new one is opened once a server answers again, its
+// watches are set again, and a change after it is shown. The path does not exist
 // while the session expires, so the watch on it is a data watch, which
 // wchp names with its path: it goes with the session, and comes back.
 func TestConnectionLossShown(t *testing.T) {
@@ -337,18 +336,14 @@ func TestConnectionLossShown(t *testing.T) {
 		return len(w[root])
 	}
 
-	// A short loss: shown, then shown over, and the watch set before it
-	// still works.
-	cut := time.Now()
-	proxy.Cut()
-	s := list.next("the connection lost", 5*time.Second, disconnected)
-	if s.Down.Before(cut) {
-		t.Errorf("disconnected since %s, before the cut at %s", s.Down, cut)
-	}
-	proxy.Heal()
-	list.next("the connection back", 10*time.Second, connected)
+	// A short loss, which keeps the session and its watches, is proven in
+	// a child process (e2e's TestWatchLinesDisconnected): resuming a
+	// session with watches set runs into go-zookeeper's own race between
+	// its set-watches packet and its receive loop, which the race detector
+	// reports in this process, and zkcli passes over only in a child (see
+	// docs/testing.md).
 	first := contend()
-	list.next("a contender, after the connection came back", 5*time.Second, queue(1, 1))
+	list.next("a contender", 5*time.Second, queue(1, 1))
 
 	// The path goes: the watch is on its existence now.
 	for _, p := range []string{first, lockPath, root} {
@@ -361,8 +356,12 @@ func TestConnectionLossShown(t *testing.T) {
 
 	// A long loss: the session expires on the server, and its watch with
 	// it; a new session sets it again once the connection is back.
+	cut := time.Now()
 	proxy.Cut()
-	list.next("the connection lost again", 5*time.Second, disconnected)
+	s := list.next("the connection lost", 5*time.Second, disconnected)
+	if s.Down.Before(cut) {
+		t.Errorf("disconnected since %s, before the cut at %s", s.Down, cut)
+	}
 	zktest.Eventually(t, 20*time.Second, "the session and its watch to expire on the server", func() bool { return watchers() == 0 })
 	proxy.Heal()
 	list.next("a new session", 20*time.Second, connected)

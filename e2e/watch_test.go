@@ -317,3 +317,29 @@ func TestWatchReaderGone(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errb.String())
 	}
 }
+
+// TestListReaderGone: a listing whose reader went away before it was
+// written (`list --json | head -c 300` on a long listing) ends quietly
+// with exit 0, as a watch does, not with a broken pipe and 69.
+func TestListReaderGone(t *testing.T) {
+	path := lockPath(t)
+	foreignNode(t, rawZK(t), path+"/"+curatorContender, nil)
+	for _, args := range [][]string{{"list", "--json"}, {"list"}, {"holders", "--path", path}} {
+		if args[0] == "list" {
+			args = append(args, "--path", path)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		c := zklock(t, args...)
+		var errb syncBuffer
+		c.Stdout, c.Stderr = w, &errb
+		err = c.Run()
+		w.Close()
+		if code := exitCodeOf(t, err); code != 0 || errb.String() != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errb.String())
+		}
+	}
+}

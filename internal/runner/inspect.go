@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/zklock/zklock/internal/success"
@@ -31,7 +33,19 @@ type InspectOptions struct {
 }
 
 // Inspect connects, reads the queues and writes them to o.Out.
+//
+// A reader that went away (`| head`) ends it quietly, as it ends a watch
+// (live): nobody is left to show the queues to, and a "broken pipe" error
+// with exit 69 would read as trouble with ZooKeeper.
 func Inspect(ctx context.Context, o InspectOptions) error {
+	err := o.inspect(ctx)
+	if errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	return err
+}
+
+func (o InspectOptions) inspect(ctx context.Context) error {
 	if o.Live != Once {
 		return o.live(ctx)
 	}

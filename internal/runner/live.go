@@ -2,9 +2,7 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/zklock/zklock/internal/view"
@@ -29,17 +27,9 @@ const (
 // the connection; elsewhere each is one line of JSON, and the connection's
 // loss and return are warnings.
 //
-// A reader that went away (`| head -1`) ends the watch too, quietly, at
-// the next change: nobody is left to show it to.
+// A reader that went away (`| head -1`) ends the watch too, at the next
+// change (Inspect says it quietly).
 func (o InspectOptions) live(ctx context.Context) error {
-	err := o.follow(ctx)
-	if errors.Is(err, syscall.EPIPE) {
-		return nil
-	}
-	return err
-}
-
-func (o InspectOptions) follow(ctx context.Context) error {
 	warned := map[string]bool{}
 	var prev watch.Snapshot
 	return watch.Run(ctx, watch.Options{Conn: o.Conn, Path: o.Path, HoldersOnly: o.HoldersOnly,

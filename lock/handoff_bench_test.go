@@ -54,7 +54,8 @@ func BenchmarkHandoff(b *testing.B) {
 					default:
 					}
 					if time.Now().After(deadline) {
-						b.Fatal("the waiter never watched both nodes")
+						w, _ := zktest.Wchp(ctx, addr)
+						b.Fatalf("the waiter never watched both nodes: holder %s, %v", holder.Node, w)
 					}
 					w, err := zktest.Wchp(ctx, addr)
 					if err == nil && len(w[holder.Node]) == 1 {

@@ -2,6 +2,7 @@ package zkconn
 
 import (
 	"errors"
+	"net"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -27,7 +28,17 @@ func IsPermission(err error) bool {
 // IsConnectionLoss reports whether err means the request's fate is unknown
 // because the connection dropped; the session may well survive it.
 func IsConnectionLoss(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) || isWriteFailure(err)
+}
+
+// isWriteFailure reports whether err is the connection's own write error.
+// go-zookeeper hands the request whose write failed the raw error (a
+// reset or closed connection: "write: broken pipe") instead of
+// ErrConnectionClosed, which the requests still queued get; it is the same
+// loss, and the request may or may not have reached the server.
+func isWriteFailure(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "write"
 }
 
 // IsSessionLoss reports whether err means the session itself is gone.

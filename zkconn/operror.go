@@ -86,7 +86,7 @@ func (e *OpError) Error() string {
 		return fmt.Sprintf("permission denied: %s: the server refused the node's ACL (an ACL for the creator needs an authenticated session)", what)
 	case errors.Is(e.Err, zk.ErrSessionExpired), errors.Is(e.Err, zk.ErrClosing):
 		return fmt.Sprintf("%s: the ZooKeeper session expired", what)
-	case errors.Is(e.Err, zk.ErrConnectionClosed):
+	case errors.Is(e.Err, zk.ErrConnectionClosed), isWriteFailure(e.Err):
 		return fmt.Sprintf("%s: the connection to ZooKeeper was lost", what)
 	case errors.Is(e.Err, zk.ErrNoServer):
 		return fmt.Sprintf("%s: no ZooKeeper server could be reached", what)

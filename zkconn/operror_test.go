@@ -3,7 +3,10 @@ package zkconn
 import (
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -29,6 +32,7 @@ func TestOpError(t *testing.T) {
 		{OpCreate, "/a", unknown(-124), "permission denied: cannot create /a: the server requires authentication (SASL, or a scheme of its enforce.auth.schemes) and closed the session", true, false},
 		{OpRead, "/a", zk.ErrSessionExpired, "cannot read /a: the ZooKeeper session expired", false, true},
 		{OpRead, "/a", zk.ErrConnectionClosed, "cannot read /a: the connection to ZooKeeper was lost", false, false},
+		{OpCreate, "/a", writeFailed, "cannot create /a: the connection to ZooKeeper was lost", false, false},
 		{OpCreate, "/e/n", zk.ErrNoChildrenForEphemerals, "/e is an ephemeral node", false, false},
 		{OpCreate, "/a", unknown(-127), "throttles requests", false, false},
 		{OpCreate, "/a", unknown(-125), "quota", false, false},
@@ -43,6 +47,22 @@ func TestOpError(t *testing.T) {
 		if IsPermission(err) != tc.permission || IsSessionLoss(err) != tc.lost || !errors.Is(err, tc.err) {
 			t.Errorf("%v: permission %v, session loss %v", tc.err, IsPermission(err), IsSessionLoss(err))
 		}
+	}
+}
+
+// writeFailed is what go-zookeeper hands the request whose write found the
+// connection reset (TestUnkeptSessionsEnd met it through a cut proxy).
+var writeFailed = &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}
+
+// TestWriteFailureIsConnectionLoss: a failed write loses the connection,
+// not the session, and the request's fate is unknown, as for
+// ErrConnectionClosed; a read or dial error is not classed so here.
+func TestWriteFailureIsConnectionLoss(t *testing.T) {
+	if !IsConnectionLoss(fmt.Errorf("create: %w", writeFailed)) || IsSessionLoss(writeFailed) {
+		t.Errorf("a failed write: connection loss %v, session loss %v", IsConnectionLoss(writeFailed), IsSessionLoss(writeFailed))
+	}
+	if IsConnectionLoss(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}) {
+		t.Error("a refused dial counted as a lost connection")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -271,6 +272,46 @@ func TestWatchLinesDisconnected(t *testing.T) {
 	nextLine(t, lines, &prev, "a contender, after the connection came back", &ls)
 	if got := states(ls.entries()); !equalStrings(got, []string{"holding"}) {
 		t.Errorf("after the connection came back: %v, want one holder", got)
+	}
+	if code, _ := stop(); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestWatchLinesSessionExpired: a loss longer than the session timeout
+// costs the session and its watches on the server; once a server answers
+// again a new session sets them again, and the next change is printed.
+func TestWatchLinesSessionExpired(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	addr := server(t).Addrs()[0]
+	proxy := zktest.NewProxyT(t, addr)
+	lines, stderr, stop := watchVia(t, proxy.Addr(), "--session-timeout", "2s", "list", "--watch", "--path", path)
+	var prev string
+	var ls listSnapshot
+	nextLine(t, lines, &prev, "the first snapshot", &ls)
+	watched := func() int {
+		w, err := zktest.Wchp(t.Context(), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(w[path])
+	}
+	zktest.Eventually(t, 10*time.Second, "the watch on the path", func() bool { return watched() == 1 })
+
+	proxy.Cut()
+	zktest.Eventually(t, 10*time.Second, "a warning that the connection is lost", func() bool {
+		return strings.Contains(stderr.String(), "disconnected from ZooKeeper since")
+	})
+	zktest.Eventually(t, 20*time.Second, "the session and its watch to expire on the server", func() bool { return watched() == 0 })
+	proxy.Heal()
+	zktest.Eventually(t, 20*time.Second, "the watch set again on a new session", func() bool { return watched() == 1 })
+
+	foreignNode(t, conn, path+"/"+curatorContender, nil)
+	ls = listSnapshot{}
+	nextLine(t, lines, &prev, "a contender, on the new session", &ls)
+	if got := states(ls.entries()); !equalStrings(got, []string{"holding"}) {
+		t.Errorf("on the new session: %v, want one holder", got)
 	}
 	if code, _ := stop(); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)

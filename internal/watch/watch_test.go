@@ -300,13 +300,9 @@ func TestWatchesBounded(t *testing.T) {
 	check("after a change")
 }
 
-// TestConnectionLossShown: a lost connection is shown (Down, since when)
-// while it lasts. One that stays away longer than the session timeout
-// costs the session: a new one is opened once a server answers again, its
-// watches are set again, and a change after it is shown. The path does not exist
-// while the session expires, so the watch on it is a data watch, which
-// wchp names with its path: it goes with the session, and comes back.
-func TestConnectionLossShown(t *testing.T) {
+// TestPathGoneWatched: a path that goes is shown empty, and watched for
+// its existence: a data watch, which wchp names with its path.
+func TestPathGoneWatched(t *testing.T) {
 	conn := shared.Raw(t)
 	root := zktest.TestPath(t, "/w")
 	lockPath := root + "/job"
@@ -317,8 +313,6 @@ func TestConnectionLossShown(t *testing.T) {
 	const sessionTimeout = time.Second
 	list := start(t, proxy.Addr(), sessionTimeout, Options{Path: root})
 	list.next("an empty queue", 10*time.Second, queue(0, 0))
-	connected := func(s Snapshot) bool { return s.Down.IsZero() }
-	disconnected := func(s Snapshot) bool { return !s.Down.IsZero() }
 	contend := func() string {
 		t.Helper()
 		mkdirs(t, conn, lockPath)
@@ -354,24 +348,13 @@ func TestConnectionLossShown(t *testing.T) {
 	list.next("the contender gone", 5*time.Second, queue(0, 0))
 	zktest.Eventually(t, 10*time.Second, "a watch on the path's existence", func() bool { return watchers() == 1 })
 
-	// A long loss: the session expires on the server, and its watch with
-	// it; a new session sets it again once the connection is back.
-	cut := time.Now()
-	proxy.Cut()
-	s := list.next("the connection lost", 5*time.Second, disconnected)
-	if s.Down.Before(cut) {
-		t.Errorf("disconnected since %s, before the cut at %s", s.Down, cut)
-	}
-	zktest.Eventually(t, 20*time.Second, "the session and its watch to expire on the server", func() bool { return watchers() == 0 })
-	proxy.Heal()
-	list.next("a new session", 20*time.Second, connected)
-	zktest.Eventually(t, 10*time.Second, "the watch set again on the new session", func() bool { return watchers() == 1 })
-	t0 := time.Now()
-	contend()
-	s = list.next("a contender, on the new session", 5*time.Second, queue(1, 1))
-	if took := s.at.Sub(t0); took > showBound {
-		t.Errorf("a change on the new session shown after %s, more than %s", took, showBound)
-	}
+	// A loss of the connection, short or long, is proven in a child
+	// process (e2e's TestWatchLinesDisconnected and
+	// TestWatchLinesSessionExpired): resuming a session, or re-arming
+	// watches as a new one starts, runs into go-zookeeper's own race
+	// between its set-watches packet and its receive loop, which the race
+	// detector reports in this process and zkcli passes over only in a
+	// child (docs/testing.md).
 	if err := list.stop(); err != nil {
 		t.Errorf("Run ended with %v, want nil", err)
 	}

@@ -127,13 +127,19 @@ func TestSelfWaitOtherPIDNamespace(t *testing.T) {
 		b.Process.Kill() // its namespace with it (--kill-child)
 		<-done
 	}()
-	zktest.Eventually(t, 20*time.Second, "B holds its lock", func() bool { return fileExists(at("b-pid")) })
+	// The shell creates the file before echo writes to it: wait for the
+	// whole line.
+	written := func(name string) bool {
+		b, err := os.ReadFile(at(name))
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	}
+	zktest.Eventually(t, 20*time.Second, "B holds its lock", func() bool { return written("b-pid") })
 	// A: its zklock, started after B's, holds X for a while.
 	a := ns(`zklock --servers "$S" run --path "$X" -- sh -c 'echo $PPID > "$D/a-pid"; sleep 3'`)
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
-	zktest.Eventually(t, 20*time.Second, "A holds X", func() bool { return fileExists(at("a-pid")) })
+	zktest.Eventually(t, 20*time.Second, "A holds X", func() bool { return written("a-pid") })
 	aPID, _ := os.ReadFile(at("a-pid"))
 	bPID, _ := os.ReadFile(at("b-pid"))
 	if string(aPID) != string(bPID) {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -69,6 +70,22 @@ func (p *onLostValue) Set(s string) error {
 	default:
 		return fmt.Errorf("must be terminate or ignore, not %q", s)
 	}
+	return nil
+}
+
+// nodeValue is revoke --node: one contender. Not given, revoke asks every
+// holder; an empty value (--node "$NODE" with the variable unset) must not
+// quietly mean the same, so it fails at parse time.
+type nodeValue string
+
+func (n *nodeValue) String() string { return string(*n) }
+func (n *nodeValue) Type() string   { return "NAME" }
+
+func (n *nodeValue) Set(s string) error {
+	if s == "" {
+		return errors.New("empty: name a contender as list shows it")
+	}
+	*n = nodeValue(s)
 	return nil
 }
 

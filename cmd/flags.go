@@ -33,6 +33,25 @@ func (l *limitValue) Set(s string) error {
 	return nil
 }
 
+// exitCodeValue is --conflict-exit-code: an exit status, which the shell
+// reports only as 0 to 255; anything else fails at parse time.
+type exitCodeValue int
+
+func (c *exitCodeValue) String() string { return strconv.Itoa(int(*c)) }
+func (c *exitCodeValue) Type() string   { return "CODE" }
+
+func (c *exitCodeValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	if n < 0 || n > 255 {
+		return fmt.Errorf("must be between 0 and 255, not %d", n)
+	}
+	*c = exitCodeValue(n)
+	return nil
+}
+
 // flavorValue is --flavor: the node names, one of the flavors zklock
 // creates.
 type flavorValue lock.Flavor
@@ -180,14 +199,6 @@ func checkSessionTimeout(d time.Duration) error {
 	if d < time.Millisecond || d > maxSessionTimeout {
 		return usageErrorf("--session-timeout must be between 1ms and %s (ZooKeeper carries it as 32-bit milliseconds), not %s",
 			maxSessionTimeout, d)
-	}
-	return nil
-}
-
-// checkConflictCode refuses an exit code the shell could not report.
-func checkConflictCode(code int) error {
-	if code < 0 || code > 255 {
-		return usageErrorf("--conflict-exit-code must be between 0 and 255")
 	}
 	return nil
 }

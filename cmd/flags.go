@@ -191,14 +191,43 @@ func (w *oncePerValue) Set(s string) error {
 // the connect request holds it as a 32-bit count of milliseconds.
 const maxSessionTimeout = math.MaxInt32 * time.Millisecond
 
-// checkSessionTimeout refuses a --session-timeout that the connect request
-// cannot carry: less than a millisecond (it would be sent as 0) or more
-// than 2^31−1 ms (it would overflow). Within that range the server clamps
-// the value to its own bounds, which -v reports.
-func checkSessionTimeout(d time.Duration) error {
-	if d < time.Millisecond || d > maxSessionTimeout {
-		return usageErrorf("--session-timeout must be between 1ms and %s (ZooKeeper carries it as 32-bit milliseconds), not %s",
-			maxSessionTimeout, d)
+// sessionTimeoutValue is --session-timeout: one that the connect request
+// can carry, checked as it is parsed so that a configuration file's bad
+// value names its file and line. Less than a millisecond would be sent as
+// 0, more than 2^31−1 ms would overflow. Within that range the server
+// clamps the value to its own bounds, which -v reports.
+type sessionTimeoutValue time.Duration
+
+func (d *sessionTimeoutValue) String() string { return time.Duration(*d).String() }
+func (d *sessionTimeoutValue) Type() string   { return "duration" }
+
+func (d *sessionTimeoutValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
 	}
+	if v < time.Millisecond || v > maxSessionTimeout {
+		return fmt.Errorf("must be between 1ms and %s (ZooKeeper carries it as 32-bit milliseconds), not %s", maxSessionTimeout, v)
+	}
+	*d = sessionTimeoutValue(v)
+	return nil
+}
+
+// positiveDurationValue is a duration that must be more than zero
+// (--connect-timeout: no time at all could never connect).
+type positiveDurationValue time.Duration
+
+func (d *positiveDurationValue) String() string { return time.Duration(*d).String() }
+func (d *positiveDurationValue) Type() string   { return "duration" }
+
+func (d *positiveDurationValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v <= 0 {
+		return fmt.Errorf("must be positive, not %s", v)
+	}
+	*d = positiveDurationValue(v)
 	return nil
 }

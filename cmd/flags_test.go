@@ -100,30 +100,35 @@ func TestRunFlagRefusals(t *testing.T) {
 }
 
 // TestSessionTimeoutRange: the connect request carries the session timeout
-// as 32-bit milliseconds; outside that it is refused, inside it is passed
-// on for the server to clamp.
+// as 32-bit milliseconds; outside that it is refused as it is parsed,
+// inside it is passed on for the server to clamp.
 func TestSessionTimeoutRange(t *testing.T) {
 	u := newUI(&bytes.Buffer{}, &bytes.Buffer{})
 	for _, tc := range []struct {
-		d    time.Duration
-		code int
+		s  string
+		ok bool
 	}{
-		{time.Nanosecond, ExitUsage},
-		{999 * time.Microsecond, ExitUsage},
-		{0, ExitUsage},
-		{-time.Second, ExitUsage},
-		{time.Millisecond, ExitOK},
-		{maxSessionTimeout, ExitOK},
-		{maxSessionTimeout + time.Millisecond, ExitUsage},
-		{10000 * time.Hour, ExitUsage},
+		{"1ns", false},
+		{"999us", false},
+		{"0s", false},
+		{"-1s", false},
+		{"1ms", true},
+		{maxSessionTimeout.String(), true},
+		{(maxSessionTimeout + time.Millisecond).String(), false},
+		{"10000h", false},
 	} {
-		g := &globalOptions{Servers: "zk1", SessionTimeout: tc.d, ConnectTimeout: time.Second}
-		o, err := g.connOptions(u)
-		if code := exitCode(err); code != tc.code {
-			t.Errorf("--session-timeout %s: exit %d (%v), want %d", tc.d, code, err, tc.code)
+		var d time.Duration
+		err := (*sessionTimeoutValue)(&d).Set(tc.s)
+		if (err == nil) != tc.ok {
+			t.Errorf("--session-timeout %s: %v, want accepted %v", tc.s, err, tc.ok)
+			continue
 		}
-		if err == nil && o.SessionTimeout != tc.d {
-			t.Errorf("--session-timeout %s passed on as %s", tc.d, o.SessionTimeout)
+		if err != nil {
+			continue
+		}
+		g := &globalOptions{Servers: "zk1", SessionTimeout: d, ConnectTimeout: time.Second}
+		if o, err := g.connOptions(u); err != nil || o.SessionTimeout != d {
+			t.Errorf("--session-timeout %s passed on as %s (%v)", tc.s, o.SessionTimeout, err)
 		}
 	}
 }

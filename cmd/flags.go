@@ -122,31 +122,39 @@ func (w *timeoutValue) String() string {
 func (w *timeoutValue) Type() string { return "duration" }
 
 func (w *timeoutValue) Set(s string) error {
-	d, err := parseDuration(s)
+	d, err := parseNonNegative(s)
 	if err != nil {
 		return err
-	}
-	if d < 0 {
-		return fmt.Errorf("must not be negative, not %s", d)
 	}
 	*w = timeoutValue(runner.WaitAtMost(d))
 	return nil
 }
 
-// durationValue is a duration flag (and setting) whose error for a bare
-// number says which units to use: flock -w takes seconds, zklock a unit.
+// durationValue is a duration of zero or more (--kill-grace,
+// --max-runtime), refused at parse time when negative so that the error
+// names the flag that was wrong.
 type durationValue time.Duration
 
 func (d *durationValue) String() string { return time.Duration(*d).String() }
 func (d *durationValue) Type() string   { return "duration" }
 
 func (d *durationValue) Set(s string) error {
-	v, err := parseDuration(s)
+	v, err := parseNonNegative(s)
 	if err != nil {
 		return err
 	}
 	*d = durationValue(v)
 	return nil
+}
+
+// parseNonNegative is parseDuration for a duration that cannot be less
+// than zero.
+func parseNonNegative(s string) (time.Duration, error) {
+	d, err := parseDuration(s)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("must not be negative, not %s", d)
+	}
+	return d, err
 }
 
 // parseDuration is time.ParseDuration with errors that show the way.

@@ -233,9 +233,6 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	case o.Limit > 0 && flavor == lock.FlavorKazoo:
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; drop --flavor kazoo")
 	}
-	if o.KillGrace < 0 || o.MaxRuntime < 0 {
-		return ro, usageErrorf("--kill-grace and --max-runtime must not be negative")
-	}
 	conn, err := o.Global.connOptions(u)
 	if err != nil {
 		return ro, err

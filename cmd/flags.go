@@ -108,6 +108,22 @@ func (n *nodeValue) Set(s string) error {
 	return nil
 }
 
+// lockPathValue is doctor's --path: one lock path, checked as it is parsed.
+// Not given, doctor checks no path; an empty value (--path "$P" with the
+// variable unset) must not quietly mean the same.
+type lockPathValue string
+
+func (p *lockPathValue) String() string { return string(*p) }
+func (p *lockPathValue) Type() string   { return "string" }
+
+func (p *lockPathValue) Set(s string) error {
+	if err := validateLockPath(s); err != nil {
+		return errors.Unwrap(err) // the flag error becomes a usage error
+	}
+	*p = lockPathValue(s)
+	return nil
+}
+
 // timeoutValue is --timeout: how long run waits. Not given, run waits
 // forever; 0 means not at all; a negative timeout fails at parse time.
 type timeoutValue runner.WaitLimit

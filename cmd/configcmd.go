@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -23,14 +25,7 @@ may not read (another user's HOME) counts as absent; the "# files:" line
 names it. $ZKLOCK_CONFIG names one file to read instead of both, which must
 be readable.
 
-A file holds one "key = value" line per setting, keys named as the flags with
-"_" for "-" (servers, session_timeout, connect_timeout, auth_file, tls,
-tls_ca, tls_cert, tls_key, jaas, jaas_section, sasl, sasl_principal,
-sasl_password_file, keytab, sasl_service, flavor, progress). Durations are
-strings with a unit, such as "10s"; tls and progress are true or false. Any
-of tls_ca, tls_cert and tls_key turns TLS on, and the table then shows tls
-as implied by it. A syntax error, an unknown key or a bad value exits 64,
-naming the file and the line.`,
+` + configFileHelp(),
 		Example: `  zklock config
   zklock --servers zk9:2181 config
   ZKLOCK_CONFIG=/etc/zklock/ci.toml zklock config`,
@@ -40,6 +35,17 @@ naming the file and the line.`,
 			return nil
 		},
 	}
+}
+
+// configFileHelp is config --help's paragraph on the file, with every key
+// it takes.
+func configFileHelp() string {
+	return strings.Join(wrap(`A file holds one "key = value" line per setting, keys named as the flags
+with "_" for "-" (`+fileKeys()+`). Durations are strings with a unit, such as
+"10s"; tls and progress are true or false. Any of tls_ca, tls_cert and
+tls_key turns TLS on, and the table then shows tls as implied by it. A
+syntax error, an unknown key or a bad value exits 64, naming the file and
+the line.`, helpColumns), "\n")
 }
 
 // withRunFlags looks a flag up among c's and then run's, so that zklock

@@ -53,16 +53,11 @@ when only a refusal failed: credentials or an ACL.`,
 			return o.run(c.Context(), u)
 		},
 	}
-	c.Flags().StringVar(&o.Path, "path", "", "lock path to check create, read and delete at (default: none)")
+	c.Flags().Var((*lockPathValue)(&o.Path), "path", "lock path to check create, read and delete at (default: none)")
 	return c
 }
 
 func (o *doctorOptions) run(ctx context.Context, u *ui) error {
-	if o.Path != "" {
-		if err := validateLockPath(o.Path); err != nil {
-			return err
-		}
-	}
 	conn, err := o.Global.connOptions(u)
 	if err != nil {
 		return err

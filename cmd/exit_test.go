@@ -104,7 +104,7 @@ func TestMainOutput(t *testing.T) {
 		{[]string{"version"}, 0, ""},
 		{[]string{"revoke"}, 64, "zklock: --path is required (see zklock revoke --help)\n"},
 		{[]string{"revoke", "--path", "/a", "--timeout", "-1s"}, 64, ""},
-		{[]string{"revoke", "--path", "/a", "-E", "300"}, 64, "zklock: --conflict-exit-code must be between 0 and 255 (see zklock revoke --help)\n"},
+		{[]string{"revoke", "--path", "/a", "-E", "300"}, 64, "zklock: invalid argument \"300\" for \"-E, --conflict-exit-code\" flag: must be between 0 and 255, not 300 (see zklock revoke --help)\n"},
 		{[]string{"run", "--path", "/a", "--on-revoke", "later", "--", "true"}, 64, ""},
 		{[]string{"forget"}, 64, "zklock: --path is required (see zklock forget --help)\n"},
 		{[]string{"forget", "--path", "/a", "--path", "a"}, 64, "zklock: bad path: \"a\" is relative; lock paths start with / (see zklock forget --help)\n"},

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -29,6 +30,25 @@ func (l *limitValue) Set(s string) error {
 		return fmt.Errorf("must be at least 1, not %d", n)
 	}
 	*l = limitValue(n)
+	return nil
+}
+
+// exitCodeValue is --conflict-exit-code: an exit status, which the shell
+// reports only as 0 to 255; anything else fails at parse time.
+type exitCodeValue int
+
+func (c *exitCodeValue) String() string { return strconv.Itoa(int(*c)) }
+func (c *exitCodeValue) Type() string   { return "CODE" }
+
+func (c *exitCodeValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	if n < 0 || n > 255 {
+		return fmt.Errorf("must be between 0 and 255, not %d", n)
+	}
+	*c = exitCodeValue(n)
 	return nil
 }
 
@@ -72,6 +92,38 @@ func (p *onLostValue) Set(s string) error {
 	return nil
 }
 
+// nodeValue is revoke --node: one contender. Not given, revoke asks every
+// holder; an empty value (--node "$NODE" with the variable unset) must not
+// quietly mean the same, so it fails at parse time.
+type nodeValue string
+
+func (n *nodeValue) String() string { return string(*n) }
+func (n *nodeValue) Type() string   { return "NAME" }
+
+func (n *nodeValue) Set(s string) error {
+	if s == "" {
+		return errors.New("empty: name a contender as list shows it")
+	}
+	*n = nodeValue(s)
+	return nil
+}
+
+// lockPathValue is doctor's --path: one lock path, checked as it is parsed.
+// Not given, doctor checks no path; an empty value (--path "$P" with the
+// variable unset) must not quietly mean the same.
+type lockPathValue string
+
+func (p *lockPathValue) String() string { return string(*p) }
+func (p *lockPathValue) Type() string   { return "string" }
+
+func (p *lockPathValue) Set(s string) error {
+	if err := validateLockPath(s); err != nil {
+		return errors.Unwrap(err) // the flag error becomes a usage error
+	}
+	*p = lockPathValue(s)
+	return nil
+}
+
 // timeoutValue is --timeout: how long run waits. Not given, run waits
 // forever; 0 means not at all; a negative timeout fails at parse time.
 type timeoutValue runner.WaitLimit
@@ -86,31 +138,39 @@ func (w *timeoutValue) String() string {
 func (w *timeoutValue) Type() string { return "duration" }
 
 func (w *timeoutValue) Set(s string) error {
-	d, err := parseDuration(s)
+	d, err := parseNonNegative(s)
 	if err != nil {
 		return err
-	}
-	if d < 0 {
-		return fmt.Errorf("must not be negative, not %s", d)
 	}
 	*w = timeoutValue(runner.WaitAtMost(d))
 	return nil
 }
 
-// durationValue is a duration flag (and setting) whose error for a bare
-// number says which units to use: flock -w takes seconds, zklock a unit.
+// durationValue is a duration of zero or more (--kill-grace,
+// --max-runtime), refused at parse time when negative so that the error
+// names the flag that was wrong.
 type durationValue time.Duration
 
 func (d *durationValue) String() string { return time.Duration(*d).String() }
 func (d *durationValue) Type() string   { return "duration" }
 
 func (d *durationValue) Set(s string) error {
-	v, err := parseDuration(s)
+	v, err := parseNonNegative(s)
 	if err != nil {
 		return err
 	}
 	*d = durationValue(v)
 	return nil
+}
+
+// parseNonNegative is parseDuration for a duration that cannot be less
+// than zero.
+func parseNonNegative(s string) (time.Duration, error) {
+	d, err := parseDuration(s)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("must not be negative, not %s", d)
+	}
+	return d, err
 }
 
 // parseDuration is time.ParseDuration with errors that show the way.
@@ -155,22 +215,43 @@ func (w *oncePerValue) Set(s string) error {
 // the connect request holds it as a 32-bit count of milliseconds.
 const maxSessionTimeout = math.MaxInt32 * time.Millisecond
 
-// checkSessionTimeout refuses a --session-timeout that the connect request
-// cannot carry: less than a millisecond (it would be sent as 0) or more
-// than 2^31−1 ms (it would overflow). Within that range the server clamps
-// the value to its own bounds, which -v reports.
-func checkSessionTimeout(d time.Duration) error {
-	if d < time.Millisecond || d > maxSessionTimeout {
-		return usageErrorf("--session-timeout must be between 1ms and %s (ZooKeeper carries it as 32-bit milliseconds), not %s",
-			maxSessionTimeout, d)
+// sessionTimeoutValue is --session-timeout: one that the connect request
+// can carry, checked as it is parsed so that a configuration file's bad
+// value names its file and line. Less than a millisecond would be sent as
+// 0, more than 2^31−1 ms would overflow. Within that range the server
+// clamps the value to its own bounds, which -v reports.
+type sessionTimeoutValue time.Duration
+
+func (d *sessionTimeoutValue) String() string { return time.Duration(*d).String() }
+func (d *sessionTimeoutValue) Type() string   { return "duration" }
+
+func (d *sessionTimeoutValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
 	}
+	if v < time.Millisecond || v > maxSessionTimeout {
+		return fmt.Errorf("must be between 1ms and %s (ZooKeeper carries it as 32-bit milliseconds), not %s", maxSessionTimeout, v)
+	}
+	*d = sessionTimeoutValue(v)
 	return nil
 }
 
-// checkConflictCode refuses an exit code the shell could not report.
-func checkConflictCode(code int) error {
-	if code < 0 || code > 255 {
-		return usageErrorf("--conflict-exit-code must be between 0 and 255")
+// positiveDurationValue is a duration that must be more than zero
+// (--connect-timeout: no time at all could never connect).
+type positiveDurationValue time.Duration
+
+func (d *positiveDurationValue) String() string { return time.Duration(*d).String() }
+func (d *positiveDurationValue) Type() string   { return "duration" }
+
+func (d *positiveDurationValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
 	}
+	if v <= 0 {
+		return fmt.Errorf("must be positive, not %s", v)
+	}
+	*d = positiveDurationValue(v)
 	return nil
 }

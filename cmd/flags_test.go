@@ -66,7 +66,11 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--limit", "0"}, `invalid argument "0" for "--limit" flag: must be at least 1, not 0`},
 		{[]string{"--limit", "-2"}, `invalid argument "-2" for "--limit" flag: must be at least 1, not -2`},
 		{[]string{"--limit", "x"}, `invalid argument "x" for "--limit" flag: "x" is not a number`},
-		{[]string{"--kill-grace", "-1s"}, "--kill-grace and --max-runtime must not be negative"},
+		{[]string{"-E", "x"}, `invalid argument "x" for "-E, --conflict-exit-code" flag: "x" is not a number`},
+		{[]string{"-E", "256"}, `invalid argument "256" for "-E, --conflict-exit-code" flag: must be between 0 and 255, not 256`},
+		{[]string{"--conflict-exit-code", "-1"}, `invalid argument "-1" for "-E, --conflict-exit-code" flag: must be between 0 and 255, not -1`},
+		{[]string{"--kill-grace", "-1s"}, `invalid argument "-1s" for "--kill-grace" flag: must not be negative, not -1s`},
+		{[]string{"--max-runtime", "-1m"}, `invalid argument "-1m" for "--max-runtime" flag: must not be negative, not -1m0s`},
 		{[]string{"--flavor", "etcd"}, `invalid argument "etcd" for "--flavor" flag: must be curator, curator-rw or kazoo, not "etcd"`},
 		{[]string{"--on-lost", "x"}, `invalid argument "x" for "--on-lost" flag: must be terminate or ignore, not "x"`},
 		{[]string{"--on-revoke", "x"}, `invalid argument "x" for "--on-revoke" flag: must be terminate or ignore, not "x"`},
@@ -97,30 +101,35 @@ func TestRunFlagRefusals(t *testing.T) {
 }
 
 // TestSessionTimeoutRange: the connect request carries the session timeout
-// as 32-bit milliseconds; outside that it is refused, inside it is passed
-// on for the server to clamp.
+// as 32-bit milliseconds; outside that it is refused as it is parsed,
+// inside it is passed on for the server to clamp.
 func TestSessionTimeoutRange(t *testing.T) {
 	u := newUI(&bytes.Buffer{}, &bytes.Buffer{})
 	for _, tc := range []struct {
-		d    time.Duration
-		code int
+		s  string
+		ok bool
 	}{
-		{time.Nanosecond, ExitUsage},
-		{999 * time.Microsecond, ExitUsage},
-		{0, ExitUsage},
-		{-time.Second, ExitUsage},
-		{time.Millisecond, ExitOK},
-		{maxSessionTimeout, ExitOK},
-		{maxSessionTimeout + time.Millisecond, ExitUsage},
-		{10000 * time.Hour, ExitUsage},
+		{"1ns", false},
+		{"999us", false},
+		{"0s", false},
+		{"-1s", false},
+		{"1ms", true},
+		{maxSessionTimeout.String(), true},
+		{(maxSessionTimeout + time.Millisecond).String(), false},
+		{"10000h", false},
 	} {
-		g := &globalOptions{Servers: "zk1", SessionTimeout: tc.d, ConnectTimeout: time.Second}
-		o, err := g.connOptions(u)
-		if code := exitCode(err); code != tc.code {
-			t.Errorf("--session-timeout %s: exit %d (%v), want %d", tc.d, code, err, tc.code)
+		var d time.Duration
+		err := (*sessionTimeoutValue)(&d).Set(tc.s)
+		if (err == nil) != tc.ok {
+			t.Errorf("--session-timeout %s: %v, want accepted %v", tc.s, err, tc.ok)
+			continue
 		}
-		if err == nil && o.SessionTimeout != tc.d {
-			t.Errorf("--session-timeout %s passed on as %s", tc.d, o.SessionTimeout)
+		if err != nil {
+			continue
+		}
+		g := &globalOptions{Servers: "zk1", SessionTimeout: d, ConnectTimeout: time.Second}
+		if o, err := g.connOptions(u); err != nil || o.SessionTimeout != d {
+			t.Errorf("--session-timeout %s passed on as %s (%v)", tc.s, o.SessionTimeout, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -93,4 +94,20 @@ func writeAuthFile(t *testing.T, content string, mode os.FileMode) string {
 		t.Fatal(err)
 	}
 	return name
+}
+
+// TestConfigHelpNamesEveryKey: zklock config --help lists the keys a file
+// may set, all of them: a key missing from the list looks unsupported.
+func TestConfigHelpNamesEveryKey(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"config", "--help"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d (%s)", code, errb.String())
+	}
+	help := strings.Join(strings.Fields(out.String()), " ")
+	for _, s := range settings {
+		listed := regexp.MustCompile(`[( ]` + s.key() + `[,)]`).MatchString(help)
+		if configKey(s.key()) && !listed {
+			t.Errorf("config --help does not list the key %s", s.key())
+		}
+	}
 }

@@ -60,10 +60,11 @@ by --timeout (exit 75, or --conflict-exit-code).`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.Path, "path", "", "lock path (required)")
-	f.StringVar(&o.Node, "node", "", "revoke only this contender (a node name as list shows it, or its full path), holder or waiter")
+	f.Var((*nodeValue)(&o.Node), "node", "revoke only this contender (a node name as list shows it, or its full path), holder or waiter")
 	f.BoolVar(&o.WaitFlag, "wait", false, "wait until the revoked contenders have released the lock")
 	f.Var((*timeoutValue)(&o.Wait), "timeout", "with --wait, give up waiting after this long (exit 75); implies --wait; default: wait forever")
-	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code when --timeout expires before the release")
+	o.ConflictCode = ExitBusy
+	f.VarP((*exitCodeValue)(&o.ConflictCode), "conflict-exit-code", "E", "exit code when --timeout expires before the release")
 	return c
 }
 
@@ -91,9 +92,6 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 		if err := lock.ValidateNode(o.Path, o.Node); err != nil {
 			return &UsageError{Err: err}
 		}
-	}
-	if err := checkConflictCode(o.ConflictCode); err != nil {
-		return err
 	}
 	wait := o.wait(timeoutGiven)
 	conn, err := o.Global.connOptions(u)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,26 @@ func TestRevokeFlags(t *testing.T) {
 		}
 		if w := got.wait(c.Flags().Changed("timeout")); w != tc.wait || got.Node != tc.node || got.Path != "/a" {
 			t.Errorf("%q: wait %+v node %q path %q, want wait %+v node %q", tc.args, w, got.Node, got.Path, tc.wait, tc.node)
+		}
+	}
+}
+
+// TestRevokeRefusals: a --node that names no one is refused before revoke
+// connects. An empty one above all: unset in a script (--node "$NODE"), it
+// must not widen the request to every holder.
+func TestRevokeRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--node", ""}, `invalid argument "" for "--node" flag: empty: name a contender as list shows it`},
+		{[]string{"--node", "foo"}, "bad node: foo is not a contender's name"},
+	} {
+		configEnv(t, "", "")
+		var errb bytes.Buffer
+		code := run(context.Background(), append([]string{"--servers", "127.0.0.1:1", "--connect-timeout", "1s", "revoke", "--path", "/a"}, tc.args...), &bytes.Buffer{}, &errb)
+		if code != ExitUsage || !strings.Contains(errb.String(), tc.msg) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, %q; want exit 64 and one line with %q", tc.args, code, errb.String(), tc.msg)
 		}
 	}
 }

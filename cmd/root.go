@@ -52,12 +52,6 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 	if err != nil {
 		return zkconn.Options{}, &UsageError{Err: err}
 	}
-	if err := checkSessionTimeout(g.SessionTimeout); err != nil {
-		return zkconn.Options{}, err
-	}
-	if g.ConnectTimeout <= 0 {
-		return zkconn.Options{}, usageErrorf("--connect-timeout must be positive")
-	}
 	o := zkconn.Options{ConnString: cs, SessionTimeout: g.SessionTimeout, ConnectTimeout: g.ConnectTimeout}
 	auth, err := g.auth()
 	if err != nil {
@@ -293,9 +287,9 @@ each setting and where it came from.
 func (g *globalOptions) addFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&g.Servers, "servers", defaultServers, "ZooKeeper connect string host:port[,host:port...][/chroot] (env "+envServers+")")
 	g.SessionTimeout = zkconn.DefaultSessionTimeout
-	pf.Var((*durationValue)(&g.SessionTimeout), "session-timeout", "ZooKeeper session timeout to ask for (the server may clamp it)")
+	pf.Var((*sessionTimeoutValue)(&g.SessionTimeout), "session-timeout", "ZooKeeper session timeout to ask for (the server may clamp it)")
 	g.ConnectTimeout = zkconn.DefaultConnectTimeout
-	pf.Var((*durationValue)(&g.ConnectTimeout), "connect-timeout", "give up (exit 69) if no session is established within this time")
+	pf.Var((*positiveDurationValue)(&g.ConnectTimeout), "connect-timeout", "give up (exit 69) if no session is established within this time")
 	pf.StringVar(&g.Auth, "auth", "", "digest credentials as digest:user:password (env "+envAuth+"); every user on the host can read a command line with ps, so prefer --auth-file. Or x509: the --tls-cert's subject owns the nodes zklock creates")
 	pf.StringVar(&g.AuthFile, "auth-file", "", "file holding digest:user:password, readable by its owner only, or root-owned and group-readable (env "+envAuthFile+")")
 	pf.BoolVar(&g.Protect, "protect", false, "create a missing lock path as a persistent node that only this user may lock, instead of a container the server reaps (see the guide, docs/guide/security.md)")

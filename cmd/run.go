@@ -145,7 +145,8 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.BoolVar(&o.Shared, "shared", false, "take a shared (read) lock: shared holders run together, exclusive ones alone")
 	f.Var(&o.Limit, "limit", "semaphore: allow up to N (at least 1) holders at once (Curator InterProcessSemaphoreV2 layout)")
 	f.Var(&o.Flavor, "flavor", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
-	f.IntVarP(&o.ConflictCode, "conflict-exit-code", "E", ExitBusy, "exit code instead of 75 when the lock is busy, --timeout expires or --once-per skips CMD (like flock -E)")
+	o.ConflictCode = ExitBusy
+	f.VarP((*exitCodeValue)(&o.ConflictCode), "conflict-exit-code", "E", "exit code instead of 75 when the lock is busy, --timeout expires or --once-per skips CMD (like flock -E)")
 	f.Var(&o.OnLost, "on-lost", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
 	f.Var(&o.OnRevoke, "on-revoke", "if the lock is revoked (zklock revoke, a Curator Revoker) while CMD runs: terminate (stop CMD, release, exit 76) or ignore (warn, let CMD finish)")
 	o.KillGrace = lockexec.DefaultKillGrace
@@ -231,12 +232,6 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		return ro, usageErrorf("--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit")
 	case o.Limit > 0 && flavor == lock.FlavorKazoo:
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; drop --flavor kazoo")
-	}
-	if err := checkConflictCode(o.ConflictCode); err != nil {
-		return ro, err
-	}
-	if o.KillGrace < 0 || o.MaxRuntime < 0 {
-		return ro, usageErrorf("--kill-grace and --max-runtime must not be negative")
 	}
 	conn, err := o.Global.connOptions(u)
 	if err != nil {

@@ -138,8 +138,6 @@ func TestGlobalFlags(t *testing.T) {
 	}
 	for _, bad := range []globalOptions{
 		{Servers: "", SessionTimeout: time.Second, ConnectTimeout: time.Second},
-		{Servers: "zk1", SessionTimeout: 0, ConnectTimeout: time.Second},
-		{Servers: "zk1", SessionTimeout: time.Second, ConnectTimeout: 0},
 		{Servers: "zk1", SessionTimeout: time.Second, ConnectTimeout: time.Second, Auth: "digest:nopw"},
 		{Servers: "zk1", SessionTimeout: time.Second, ConnectTimeout: time.Second, TLSFiles: zkconn.TLSFiles{CA: "/nonexistent.pem"}},
 		{Servers: "zk1", SessionTimeout: time.Second, ConnectTimeout: time.Second, TLSFiles: zkconn.TLSFiles{Cert: "/c.pem"}},

@@ -77,6 +77,17 @@ func configKey(key string) bool {
 	return false
 }
 
+// fileKeys lists the keys a configuration file may set, for config --help.
+func fileKeys() string {
+	var keys []string
+	for _, s := range settings {
+		if configKey(s.key()) {
+			keys = append(keys, s.key())
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
 // Where a setting's value came from, highest precedence first; the
 // built-in default last, below every source.
 const (

@@ -141,6 +141,8 @@ func TestSettingsRefusals(t *testing.T) {
 		{"auth = \"digest:a:b\"\n", `:1: unknown key "auth"`}, // a secret belongs in auth_file
 		{"tls = \"yes\"\n", `:1: tls: "yes" is not a boolean: write true or false (or 1, 0)`},
 		{"sasl = \"plain\"\n", `:1: sasl: want digest (DIGEST-MD5) or gssapi (Kerberos), not "plain"`},
+		{"session_timeout = \"0s\"\n", `:1: session_timeout: must be between 1ms and 596h31m23.647s (ZooKeeper carries it as 32-bit milliseconds), not 0s`},
+		{"\nconnect_timeout = \"-1s\"\n", `:2: connect_timeout: must be positive, not -1s`},
 	} {
 		_, system := configEnv(t, "", tc.doc)
 		var out, errb bytes.Buffer

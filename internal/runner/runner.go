@@ -57,7 +57,8 @@ type Options struct {
 	// OncePer runs the command only if it has not succeeded under the lock
 	// within this window (see once.go); zero runs it every time.
 	OncePer time.Duration
-	// Logf prints progress for -v; Warnf prints warnings. Either may be nil.
+	// Logf prints progress for -v, and is nil without it: what only -v
+	// shows is then not worked out. Warnf prints warnings; it may be nil.
 	Logf, Warnf func(format string, args ...any)
 	// Events, if set, is told what the run does (events.go).
 	Events Events
@@ -606,9 +607,13 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 		return nil, err
 	}
 	o.marks.mark("dialed")
-	o.logf("connected to %s, session 0x%x, timeout %s (asked %s), round trip %s; the smallest session timeout that rides out a leader election of %s at this round trip is %s",
-		client.Server(), client.SessionID(), client.NegotiatedTimeout(), o.Conn.SessionTimeout,
-		roundTripText(client.RoundTrip()), ElectionAllowance, o.safeTimeout(client))
+	if o.Logf != nil {
+		// Only for -v: SafeTimeout is a search, not worth a connect
+		// that says nothing.
+		o.Logf("connected to %s, session 0x%x, timeout %s (asked %s), round trip %s; the smallest session timeout that rides out a leader election of %s at this round trip is %s",
+			client.Server(), client.SessionID(), client.NegotiatedTimeout(), o.Conn.SessionTimeout,
+			roundTripText(client.RoundTrip()), ElectionAllowance, o.safeTimeout(client))
+	}
 	return client, nil
 }
 

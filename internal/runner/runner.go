@@ -644,7 +644,8 @@ func roundTripText(d time.Duration) string {
 // error) and the path it was waiting on last.
 // With pw set, it tells pw where each wait stands.
 func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, pw *progressWatch) ([]*lock.Lease, string, error) {
-	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode()}
+	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode(),
+		OnQueued: func() { o.placed = true }}
 	var leases []*lock.Lease
 	for _, path := range paths {
 		// A wait behind an ancestor zklock would never end: the checks
@@ -656,7 +657,6 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			// keep it fresh start now, a waiter further back sends
 			// nothing but its pings (zkconn's KeepQuorumHeard).
 			client.KeepQuorumHeard()
-			o.placed = true
 			// A --once-per job may find the job done once it holds the
 			// lock, and then needs no watchdog.
 			if o.OncePer == 0 {
@@ -664,7 +664,6 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			}
 		}
 		r.OnWait = func(at lock.Waiting) {
-			o.placed = true
 			o.gc.waiting()
 			self.onWait(path, at)
 			if pw != nil {

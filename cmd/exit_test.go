@@ -103,6 +103,10 @@ func TestMainOutput(t *testing.T) {
 		{[]string{"run", "--path", "/a", "--timeout", "soon", "--", "true"}, 64, ""},
 		{[]string{"version"}, 0, ""},
 		{[]string{"revoke"}, 64, "zklock: --path is required (see zklock revoke --help)\n"},
+		// list's --path is optional (it defaults to /): an empty one is a
+		// bad path, not a missing flag.
+		{[]string{"list", "--path", ""}, 64, "zklock: bad path: empty (see zklock list --help)\n"},
+		{[]string{"holders", "--path", ""}, 64, "zklock: --path is required (see zklock holders --help)\n"},
 		{[]string{"revoke", "--path", "/a", "--timeout", "-1s"}, 64, ""},
 		{[]string{"revoke", "--path", "/a", "-E", "300"}, 64, "zklock: invalid argument \"300\" for \"-E, --conflict-exit-code\" flag: must be between 0 and 255, not 300 (see zklock revoke --help)\n"},
 		{[]string{"run", "--path", "/a", "--on-revoke", "later", "--", "true"}, 64, ""},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -173,6 +174,10 @@ func parseNonNegative(s string) (time.Duration, error) {
 	return d, err
 }
 
+// wellFormedDuration matches what time.ParseDuration reads, whatever the
+// size: a failure to parse such a string is an overflow.
+var wellFormedDuration = regexp.MustCompile(`^[-+]?([0-9]*\.?[0-9]+(ns|us|µs|μs|ms|s|m|h))+$`)
+
 // parseDuration is time.ParseDuration with errors that show the way.
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
@@ -181,6 +186,10 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
 		return 0, fmt.Errorf("%q has no unit: write %ss for seconds (units: ms, s, m, h; e.g. 500ms, 30s, 5m, 1h30m)", s, s)
+	}
+	if wellFormedDuration.MatchString(s) {
+		// Written as a duration, but beyond what one can hold.
+		return 0, fmt.Errorf("%q is too long: at most %s", s, time.Duration(math.MaxInt64))
 	}
 	return 0, fmt.Errorf("%q is not a duration (e.g. 500ms, 30s, 5m, 1h30m)", s)
 }

@@ -82,6 +82,7 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--once-per", "-1h"}, `invalid argument "-1h" for "--once-per" flag: must be positive, not -1h0m0s`},
 		{[]string{"--once-per", "1h", "--shared"}, "--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit"},
 		{[]string{"--once-per", "1h", "--limit", "2"}, "--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit"},
+		{[]string{"--timeout", "99999999999h"}, `invalid argument "99999999999h" for "--timeout" flag: "99999999999h" is too long: at most 2562047h47m16.854775807s`},
 		{[]string{"--once-per", "daily"}, `invalid argument "daily" for "--once-per" flag: "daily" is not a duration (e.g. 500ms, 30s, 5m, 1h30m)`},
 		{[]string{"--path", "/a/\U0001F512"}, `bad path: "/a/🔒" contains the character U+1F512, which ZooKeeper does not allow in a path`},
 		{[]string{"--path", "/a/\uFFFE"}, "contains the character U+FFFE"},

@@ -97,10 +97,10 @@ an array of list's entries.
 // run validates the flags and hands them to the runner: a parent path
 // (even /) for list, a lock path for holders.
 func (o *inspectOptions) run(ctx context.Context, u *ui, holdersOnly bool) error {
-	if o.Path == "" {
-		return usageErrorf("--path is required")
-	}
 	if holdersOnly {
+		if o.Path == "" {
+			return usageErrorf("--path is required")
+		}
 		if err := validateLockPath(o.Path); err != nil {
 			return err
 		}

@@ -249,7 +249,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Mode: mode, Flavor: flavor, Wait: o.Wait, ConflictCode: o.ConflictCode,
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		OncePer: time.Duration(o.OncePer),
-		Logf:    u.logf, Warnf: u.warnf,
+		Logf:    u.progress(), Warnf: u.warnf,
 	}
 	return ro, nil
 }

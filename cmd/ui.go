@@ -105,6 +105,16 @@ func (u *ui) logf(format string, args ...any) {
 	}
 }
 
+// progress is logf while -v is on, and nil while it is off: a package
+// below skips a nil Logf's lines, and with them the work of what they
+// would say.
+func (u *ui) progress() func(format string, args ...any) {
+	if !u.verbose {
+		return nil
+	}
+	return u.logf
+}
+
 // message writes one message: a line with its prefix, or a JSON object
 // whose event is named for its level.
 func (u *ui) message(level slog.Level, event, prefix, format string, args ...any) {

@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -14,29 +11,6 @@ import (
 
 	"github.com/zklock/zklock/internal/zktest"
 )
-
-// runResult runs c to its end, killed after within, from any goroutine:
-// the exit code (-1 when it could not run or was killed), stdout and stderr.
-func runResult(c *exec.Cmd, within time.Duration) result {
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	if err := c.Start(); err != nil {
-		return result{code: -1, stderr: err.Error()}
-	}
-	timer := time.AfterFunc(within, func() { c.Process.Kill() })
-	err := c.Wait()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case !timer.Stop():
-		r.code = -1
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		r.code = -1
-	}
-	return r
-}
 
 // holders is a set of zklock runs, each holding a lock of its own on a
 // real ensemble, each running until the file end appears.

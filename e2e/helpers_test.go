@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,15 +148,37 @@ type result struct {
 // that waits for itself fails the test instead of hanging it.
 func runWithin(t *testing.T, within time.Duration, c *exec.Cmd) result {
 	t.Helper()
+	r, err := runBounded(c, within)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runResult is runWithin for a goroutine that is not the test's own: a
+// run that fails to start, still runs after within (then killed) or
+// cannot be waited for ends with code -1 and the reason in stderr.
+func runResult(c *exec.Cmd, within time.Duration) result {
+	r, err := runBounded(c, within)
+	if err != nil {
+		return result{code: -1, stderr: err.Error()}
+	}
+	return r
+}
+
+// runBounded runs c to its end and kills it after within. The error says
+// why there is no exit to report: c did not start, still ran after within
+// (with what it wrote on stderr), or could not be waited for.
+func runBounded(c *exec.Cmd, within time.Duration) (result, error) {
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	if err := c.Start(); err != nil {
-		t.Fatal(err)
+		return result{}, err
 	}
 	timer := time.AfterFunc(within, func() { c.Process.Kill() })
 	err := c.Wait()
 	if !timer.Stop() {
-		t.Fatalf("%v still running after %s; stderr: %s", c.Args, within, errb.String())
+		return result{}, fmt.Errorf("%v still running after %s; stderr: %s", c.Args, within, errb.String())
 	}
 	r := result{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError
@@ -163,7 +186,7 @@ func runWithin(t *testing.T, within time.Duration, c *exec.Cmd) result {
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	case err != nil:
-		t.Fatal(err)
+		return result{}, err
 	}
-	return r
+	return r, nil
 }

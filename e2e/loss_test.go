@@ -45,7 +45,7 @@ func readPid(t *testing.T, p string) int {
 type pair struct {
 	dir, path            string
 	holder, waiter       *exec.Cmd
-	holderErr, waiterErr bytes.Buffer
+	holderErr, waiterErr syncBuffer
 }
 
 // startPair starts the holder with holderArgs (global flags), waits until
@@ -96,7 +96,7 @@ func (p *pair) waiterNext(t *testing.T) time.Duration {
 	t.Helper()
 	if code := zktest.ExitCodeT(t, p.waiter.Wait()); code != 0 {
 		if code == overlapExit {
-			t.Fatalf("OVERLAP: the waiter started while the lost holder's command tree was alive")
+			t.Fatalf("OVERLAP: the waiter started while the lost holder's command tree was alive; holder's stderr:\n%s", p.holderErr.String())
 		}
 		t.Fatalf("waiter exit %d: %s", code, p.waiterErr.String())
 	}

@@ -15,15 +15,7 @@ import (
 // test ends; ctx bounds the test.
 func ownEnsemble(t *testing.T, opts zktest.Options) (context.Context, *zktest.Cluster) {
 	t.Helper()
-	zktest.NeedServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	c, err := zktest.StartEnsemble(ctx, 3, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Stop() })
-	return ctx, c
+	return zktest.OwnEnsemble(t, 3*time.Minute, opts)
 }
 
 // proxied puts a fault proxy in front of every server of c, and returns

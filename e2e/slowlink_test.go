@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +32,7 @@ func TestSlowLinkHoldersKeepLock(t *testing.T) {
 			for i := range holders {
 				c := zklock(t, "run", "--servers", proxy.Addr(), "--session-timeout", "4s",
 					"--path", fmt.Sprintf("%s-%d", lockPath(t), i), "--", "sleep", "12")
-				go func() { results <- runWithinCmd(c, 40*time.Second) }()
+				go func() { results <- runResult(c, 40*time.Second) }()
 			}
 			for range holders {
 				r := <-results
@@ -70,29 +67,4 @@ func TestSlowLinkTLSConnect(t *testing.T) {
 			t.Errorf("T = %s: exit %d, stdout %q, want the command run; stderr:\n%s", timeout, r.code, r.stdout, r.stderr)
 		}
 	}
-}
-
-// runWithinCmd is runWithin for a goroutine that is not the test's own: a
-// run that fails to start, or still runs after within (then killed), ends
-// with code -1 and the reason in stderr.
-func runWithinCmd(c *exec.Cmd, within time.Duration) result {
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	if err := c.Start(); err != nil {
-		return result{code: -1, stderr: err.Error()}
-	}
-	timer := time.AfterFunc(within, func() { c.Process.Kill() })
-	err := c.Wait()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if !timer.Stop() {
-		return result{code: -1, stderr: fmt.Sprintf("still running after %s; stderr: %s", within, r.stderr)}
-	}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		return result{code: -1, stderr: err.Error()}
-	}
-	return r
 }

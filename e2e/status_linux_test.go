@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
@@ -17,36 +16,6 @@ import (
 
 // eraseLine is what the status line writes to go back and erase itself.
 const eraseLine = "\r\x1b[K"
-
-// waitAtTerminal starts a zklock run whose stdin, stdout and stderr are a
-// new pseudo-terminal, with TERM set to term. wait returns its exit.
-func waitAtTerminal(t *testing.T, term string, args ...string) (tty *ptytest.PTY, c *exec.Cmd, wait func() error) {
-	t.Helper()
-	tty, slave := ptytest.Open(t)
-	tty.SetWidth(t, 500)
-	c = zklock(t, args...)
-	c.Env = append(c.Env, "TERM="+term)
-	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	exited := make(chan struct{})
-	var err error
-	go func() {
-		err = c.Wait()
-		close(exited)
-	}()
-	wait = func() error {
-		<-exited
-		return err
-	}
-	t.Cleanup(func() {
-		c.Process.Signal(syscall.SIGTERM)
-		wait()
-	})
-	return tty, c, wait
-}
 
 // TestStatusLineAtTerminal: a waiter at a terminal shows one status line:
 // the path, its position, who holds the lock (user@host, pid, command) and
@@ -68,7 +37,7 @@ func TestStatusLineAtTerminal(t *testing.T) {
 	}()
 	zktest.Eventually(t, 10*time.Second, "the second holder to queue", func() bool { return queueLen(conn, path) == 2 })
 
-	tty, _, done := waitAtTerminal(t, "xterm", "run", "--timeout", "5m", "--path", path, "--", "echo", "COMMAND-OUTPUT")
+	tty, done := waitAtTerminal(t, "xterm", "run", "--timeout", "5m", "--path", path, "--", "echo", "COMMAND-OUTPUT")
 	status := func(pos, pid int) *regexp.Regexp {
 		return regexp.MustCompile(fmt.Sprintf(`zklock: waiting for %s, position %d, held by \S+@\S+ pid %d \(sh -c [^)]*\) for \d+s; waited \d+s, \d+m\d+s left`,
 			regexp.QuoteMeta(path), pos, pid))
@@ -113,9 +82,9 @@ func TestStatusLineDumbTerminal(t *testing.T) {
 	path := lockPath(t)
 	conn := rawZK(t)
 	h := startHolder(t, path)
-	dumb, _, dumbDone := waitAtTerminal(t, "dumb", "run", "--path", path, "--", "echo", "DUMB-OUTPUT")
+	dumb, dumbDone := waitAtTerminal(t, "dumb", "run", "--path", path, "--", "echo", "DUMB-OUTPUT")
 	zktest.Eventually(t, 10*time.Second, "the first waiter to queue", func() bool { return queueLen(conn, path) == 2 })
-	xterm, _, xtermDone := waitAtTerminal(t, "xterm", "run", "--path", path, "--", "true")
+	xterm, xtermDone := waitAtTerminal(t, "xterm", "run", "--path", path, "--", "true")
 	zktest.Eventually(t, 15*time.Second, "the second waiter's status line", func() bool {
 		return strings.Contains(xterm.Output(), "position 3, held by")
 	})

@@ -1,13 +1,13 @@
 package e2e
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/ptytest"
 	"github.com/zklock/zklock/internal/zktest"
 )
 
@@ -20,30 +20,11 @@ const clearScreen = "\x1b[H\x1b[2J"
 func TestWatchAtTerminal(t *testing.T) {
 	path := lockPath(t)
 	conn := rawZK(t)
-	tty, slave := ptytest.Open(t)
-	tty.SetWidth(t, 300)
 	c := zklock(t, "list", "--watch", "--path", path)
-	c.Env = append(c.Env, "TERM=xterm")
-	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 	// Its own session, with the terminal as its controlling terminal:
 	// Ctrl-C reaches it as it reaches a command typed at a shell.
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	// The waiter is the test's: it ends when zklock does, which the
-	// cleanup makes sure of.
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = c.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		c.Process.Kill()
-		<-exited
-	})
+	tty, z := atTerminal(t, c, "xterm", 300, os.Kill)
 	frames := func() []string {
 		out := tty.Output()
 		if !strings.HasPrefix(out, clearScreen) {
@@ -73,8 +54,8 @@ func TestWatchAtTerminal(t *testing.T) {
 
 	tty.Type(t, 0x03) // Ctrl-C
 	select {
-	case <-exited:
-		if code := exitCodeOf(t, waitErr); code != 0 {
+	case <-z.exited:
+		if code := exitCodeOf(t, z.err); code != 0 {
 			t.Errorf("after Ctrl-C: exit %d, want 0", code)
 		}
 	case <-time.After(10 * time.Second):

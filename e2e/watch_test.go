@@ -330,31 +330,19 @@ func TestWatchReaderGone(t *testing.T) {
 	c := zklock(t, "holders", "--watch", "--json", "--path", path)
 	var errb syncBuffer
 	c.Stdout, c.Stderr = w, &errb
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	z := start(t, c, os.Kill)
 	w.Close()
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = c.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		c.Process.Kill()
-		<-exited
-	})
 	if first, err := bufio.NewReader(r).ReadString('\n'); err != nil || first != "[]\n" {
 		t.Fatalf("first line %q, %v; want []", first, err)
 	}
 	r.Close()
 	foreignNode(t, conn, path+"/"+curatorContender, nil)
 	select {
-	case <-exited:
+	case <-z.exited:
 	case <-time.After(10 * time.Second):
 		t.Fatal("still watching 10s after a change its reader was gone for")
 	}
-	if code := exitCodeOf(t, waitErr); code != 0 || errb.String() != "" {
+	if code := exitCodeOf(t, z.err); code != 0 || errb.String() != "" {
 		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errb.String())
 	}
 }

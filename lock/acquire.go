@@ -98,6 +98,14 @@ type Request struct {
 	// Data is written into our contender node, for other contenders and
 	// people to read (see declared for the part the recipes read).
 	Data []byte
+	// OnQueued, if set, is called once per Acquire, as soon as this
+	// contender's node exists in the queue: its create was answered, or,
+	// the answer lost, the node was found (the session then owns a place
+	// that others wait behind). For a semaphore it is the node in the
+	// queue for the semaphore's mutex. A NoWait request that finds the
+	// lock busy has been queued too, and deletes its node again. OnQueued
+	// runs on the acquisition's path: it must return at once.
+	OnQueued func()
 	// OnWait, if set, is called each time Acquire starts waiting. It runs
 	// on the acquisition's path: it must return at once.
 	OnWait func(Waiting)

@@ -47,6 +47,9 @@ func acquireMutex(ctx context.Context, c *zkconn.Client, path string, r Request)
 	if err != nil {
 		return nil, err
 	}
+	if r.OnQueued != nil {
+		r.OnQueued()
+	}
 	l := &Lease{c: c, Path: path, Node: node, Mode: r.Mode}
 	if err := l.wait(ctx, r); err != nil {
 		l.cleanup()

@@ -55,7 +55,7 @@ func acquireSemaphore(ctx context.Context, c *zkconn.Client, path string, r Requ
 	if err := checkNoLocks(ctx, c, path); err != nil {
 		return nil, err
 	}
-	mr := Request{Data: r.Data, Wait: r.Wait}
+	mr := Request{Data: r.Data, Wait: r.Wait, OnQueued: r.OnQueued}
 	if r.OnWait != nil {
 		mr.OnWait = func(w Waiting) {
 			w.Holder = "" // the mutex's holder waits for a lease too

@@ -23,6 +23,14 @@ var ErrLockRevoked = errors.New("lock revoked while the command ran")
 // reached the same deadline and the watchdog came first.
 var ErrUnrenewed = errors.New("zklock did not confirm the session in time (was it stopped or starved?): the watchdog stopped the command")
 
+// unrenewedError is ErrUnrenewed with the moment by which the watchdog
+// SIGKILLs the group, so that the grace zklock announces is the one left.
+type unrenewedError struct{ kill time.Time }
+
+func (e *unrenewedError) Error() string     { return ErrUnrenewed.Error() }
+func (e *unrenewedError) Unwrap() error     { return ErrUnrenewed }
+func (e *unrenewedError) KillBy() time.Time { return e.kill }
+
 // ErrMaxRuntime is wrapped by Supervise's error when the command ran longer than
 // Spec.MaxRuntime.
 var ErrMaxRuntime = errors.New("command exceeded its maximum run time")

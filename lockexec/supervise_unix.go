@@ -264,7 +264,11 @@ func (sv *supervisor) onExit(ev waitEvent) (done bool, err error) {
 		// it (zklock was stopped or starved): the command's end
 		// is the lock's loss. Whatever is left of its group
 		// gets the same treatment as on any loss.
-		sv.onLost(ErrUnrenewed)
+		var cause error = ErrUnrenewed
+		if kill := sv.wd.killAt(); !kill.IsZero() {
+			cause = &unrenewedError{kill: kill}
+		}
+		sv.onLost(cause)
 	}
 	if sv.term == nil {
 		if sv.exit == nil {

@@ -151,13 +151,20 @@ func (s *deadmanSwitch) check(now int64) {
 	}
 }
 
-// nap is how long to sleep before the next deadline is due.
+// nap is how long to sleep before the next deadline is due. A deadline
+// already acted on is due no more: counting it would turn the poll into a
+// busy loop until zklock says "ok", a whole CPU for as long as a zklock
+// suspended past its deadline stays suspended.
 func (s *deadmanSwitch) nap(now int64) time.Duration {
 	d := maxNap
-	for _, at := range []int64{s.stopAt, s.killAt} {
-		if at > 0 && s.pgid > 0 {
-			d = min(d, max(time.Duration(at-now), 0))
-		}
+	if s.pgid <= 0 {
+		return d
+	}
+	if s.stopAt > 0 && !s.stopped {
+		d = min(d, max(time.Duration(s.stopAt-now), 0))
+	}
+	if s.killAt > 0 && !s.killed {
+		d = min(d, max(time.Duration(s.killAt-now), 0))
 	}
 	return d
 }

@@ -198,6 +198,16 @@ func (wd *Watchdog) stopped(now time.Time) bool {
 	return wd.armed && !wd.stop.IsZero() && !now.Before(wd.stop)
 }
 
+// killAt is when the watchdog SIGKILLs the group; zero if never.
+func (wd *Watchdog) killAt() time.Time {
+	if wd == nil {
+		return time.Time{}
+	}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	return wd.kill
+}
+
 // Fired reports whether the watchdog has signalled the command's group
 // because a deadline passed that zklock had not moved: zklock was stopped
 // or starved, or reached the same deadline after the watchdog did. It

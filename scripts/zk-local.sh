@@ -147,16 +147,26 @@ EOF
   # doesn't take the server down; nohup: ignore SIGHUP when the terminal goes.
   # All three standard fds are redirected so callers that capture our output
   # don't wait for the server to close them.
+  # Every other descriptor the caller passed down is closed: a server that
+  # outlives this script must not keep the caller's files open, above all a
+  # lock (`flock LOCK scripts/zk-local.sh start` would otherwise hold LOCK
+  # for as long as the server runs).
   # The small heap and the start-up flags cut start-up time and memory;
   # throughput does not matter for a local server.
-  setsid nohup "$java" \
-    -Xmx256m "${ZK_JVM_STARTUP_FLAGS[@]}" \
-    -cp "$cp" \
-    org.apache.zookeeper.server.quorum.QuorumPeerMain "$cfg" \
-    </dev/null >>"$log" 2>&1 &
+  (
+    for fd in /dev/fd/*; do
+      fd="${fd##*/}"
+      if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid nohup "$java" \
+      -Xmx256m "${ZK_JVM_STARTUP_FLAGS[@]}" \
+      -cp "$cp" \
+      org.apache.zookeeper.server.quorum.QuorumPeerMain "$cfg" \
+      </dev/null >>"$log" 2>&1
+  ) &
   pid=$!
-  # Our shell is not a process-group leader here, so setsid execs in place
-  # (no fork) and $! is the java process itself.
+  # The subshell execs setsid, which is not a process-group leader and so
+  # execs in place (no fork), as nohup does: $! is the java process itself.
   echo "$pid" >"$pid_file"
 
   # Wait until it answers "imok" and serves requests, bounded so a broken

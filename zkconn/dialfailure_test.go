@@ -44,21 +44,14 @@ func TestConnectionCap(t *testing.T) {
 // server over its connection cap. That is the likelier cause, so the
 // message names it before the cap.
 func TestNotServingNamedFirst(t *testing.T) {
-	zktest.NeedServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	e, err := zktest.StartEnsemble(ctx, 3, zktest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Stop()
+	ctx, e := zktest.OwnEnsemble(t, 2*time.Minute, zktest.Options{})
 	alone := e.Server(0)
 	for _, s := range e.Servers()[1:] {
 		if err := s.Stop(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = Dial(ctx, Options{ConnString: ConnString{Servers: []string{alone.Addr()}}, ConnectTimeout: 2 * time.Second})
+	_, err := Dial(ctx, Options{ConnString: ConnString{Servers: []string{alone.Addr()}}, ConnectTimeout: 2 * time.Second})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("a member without its quorum gave a session: %v", err)
 	}

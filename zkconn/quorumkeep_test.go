@@ -68,25 +68,9 @@ func TestSyncsOnlyWhenAsked(t *testing.T) {
 // connect; ConfirmQuorum brings it to within what a sync can certify (the
 // latest ping answered T/4 before it), in one round trip.
 func TestConfirmQuorumAfterWaiting(t *testing.T) {
-	zktest.NeedServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	e, err := zktest.StartEnsemble(ctx, 3, zktest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Stop()
-	leader, err := e.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var follower string
-	for _, s := range e.Servers() {
-		if s != leader {
-			follower = s.Addr()
-			break
-		}
-	}
+	ctx, e := zktest.OwnEnsemble(t, 2*time.Minute, zktest.Options{})
+	_, f := followerOf(t, ctx, e)
+	follower := f.Addr()
 	const timeout = 2 * time.Second
 	c := dialT(t, []string{follower}, timeout)
 	connected := c.QuorumHeard()

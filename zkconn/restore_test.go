@@ -2,7 +2,6 @@ package zkconn
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -20,25 +19,8 @@ import (
 // known and the follower caught up after a sync, and the session must
 // carry on.
 func TestLaggingFollowerIsNoLoss(t *testing.T) {
-	zktest.NeedServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{PeerProxies: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var follower *zktest.Server
-	for _, s := range c.Servers() {
-		if s != leader {
-			follower = s
-			break
-		}
-	}
+	ctx, c := zktest.OwnEnsemble(t, 2*time.Minute, zktest.Options{PeerProxies: true})
+	leader, follower := followerOf(t, ctx, c)
 	toLeader := zktest.NewProxyT(t, leader.Addr())
 	toFollower := zktest.NewProxyT(t, follower.Addr())
 	toFollower.Cut() // the session starts on the leader

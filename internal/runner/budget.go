@@ -69,6 +69,21 @@ func NewBudget(timeout, killGrace time.Duration) Budget {
 // holder's command must be sent SIGTERM and SIGKILL.
 func (b Budget) Stop(quorumHeard time.Time) time.Time { return quorumHeard.Add(b.Deadline) }
 
+// WatchdogStop is when the watchdog sends SIGTERM if zklock has not renewed
+// its deadlines: a little after Stop. A zklock that runs on time then stops
+// the command itself and says why; at the same instant, the watchdog won
+// the race as often as not under load, and a plain loss of contact was
+// reported as "was zklock stopped or starved?". SIGKILL stays at Kill: the
+// lag comes out of the grace of a zklock that did not run, never out of
+// the margin before the session could expire.
+func (b Budget) WatchdogStop(quorumHeard time.Time) time.Time {
+	return b.Stop(quorumHeard).Add(min(b.Grace/4, watchdogLag))
+}
+
+// watchdogLag bounds WatchdogStop's lag behind Stop: enough for a zklock
+// delayed by a loaded machine's scheduler, short beside any grace.
+const watchdogLag = 250 * time.Millisecond
+
 // Kill: see Stop.
 func (b Budget) Kill(quorumHeard time.Time) time.Time {
 	return quorumHeard.Add(b.Deadline + b.Grace)

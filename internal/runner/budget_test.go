@@ -37,5 +37,11 @@ func TestBudget(t *testing.T) {
 		if b.Kill(q).Sub(b.Stop(q)) != b.Grace || q.Add(b.Timeout).Sub(b.Kill(q)) != b.Margin {
 			t.Errorf("%+v: Stop/Kill do not follow the budget", b)
 		}
+		// The watchdog's SIGTERM trails zklock's, within the grace, and
+		// its SIGKILL is zklock's.
+		if w := b.WatchdogStop(q); w.Before(b.Stop(q)) || w.After(b.Kill(q)) || w.Sub(b.Stop(q)) > watchdogLag ||
+			(b.Grace > 0 && !w.After(b.Stop(q))) {
+			t.Errorf("%+v: watchdog's SIGTERM at %s, zklock's at %s, SIGKILL at %s", b, w.Sub(q), b.Deadline, b.Kill(q).Sub(q))
+		}
 	}
 }

@@ -120,9 +120,9 @@ func (g *guard) watch(ctx context.Context, gone <-chan error) error {
 		}
 		last = ct
 		stop, kill := budget.Stop(ct.QuorumHeard), budget.Kill(ct.QuorumHeard)
-		if g.renew != nil && (!stop.Equal(sentStop) || !kill.Equal(sentKill)) {
-			g.renew(stop, kill)
-			sentStop, sentKill = stop, kill
+		if wdStop := budget.WatchdogStop(ct.QuorumHeard); g.renew != nil && (!wdStop.Equal(sentStop) || !kill.Equal(sentKill)) {
+			g.renew(wdStop, kill)
+			sentStop, sentKill = wdStop, kill
 		}
 		now := g.clock.Now()
 		if !now.Before(stop) {

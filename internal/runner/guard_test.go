@@ -175,8 +175,8 @@ func TestGuardRenewsOnEveryConfirmation(t *testing.T) {
 	const T = 10 * time.Second
 	r := startGuard(t, zkconn.Contact{QuorumHeard: t0, Timeout: T, Granted: T}, 5*time.Second)
 	b := NewBudget(T, 5*time.Second)
-	if got := r.ren.next(t); !got[0].Equal(b.Stop(t0)) || !got[1].Equal(b.Kill(t0)) {
-		t.Fatalf("first renewal %v, want %v %v", got, b.Stop(t0), b.Kill(t0))
+	if got := r.ren.next(t); !got[0].Equal(b.WatchdogStop(t0)) || !got[1].Equal(b.Kill(t0)) {
+		t.Fatalf("first renewal %v, want %v %v", got, b.WatchdogStop(t0), b.Kill(t0))
 	}
 	if d := r.armed(t); d != b.Deadline {
 		t.Fatalf("timer armed for %s, want %s", d, b.Deadline)
@@ -186,8 +186,8 @@ func TestGuardRenewsOnEveryConfirmation(t *testing.T) {
 		r.clock.set(q.Add(T / 3))
 		r.src.set(zkconn.Contact{QuorumHeard: q, Timeout: T, Granted: T})
 		got := r.ren.next(t)
-		if !got[0].Equal(b.Stop(q)) || !got[1].Equal(b.Kill(q)) {
-			t.Fatalf("confirmation %d: renewal %v, want %v %v", i, got, b.Stop(q), b.Kill(q))
+		if !got[0].Equal(b.WatchdogStop(q)) || !got[1].Equal(b.Kill(q)) {
+			t.Fatalf("confirmation %d: renewal %v, want %v %v", i, got, b.WatchdogStop(q), b.Kill(q))
 		}
 		if d, want := r.armed(t), b.Stop(q).Sub(q.Add(T/3)); d != want {
 			t.Fatalf("confirmation %d: timer armed for %s, want %s", i, d, want)
@@ -210,8 +210,8 @@ func TestGuardTimerRacesConfirmation(t *testing.T) {
 	r.src.quiet(zkconn.Contact{QuorumHeard: q, Timeout: T, Granted: T})
 	r.clock.set(b.Stop(t0))
 	r.clock.ring()
-	if got := r.ren.next(t); !got[0].Equal(b.Stop(q)) || !got[1].Equal(b.Kill(q)) {
-		t.Fatalf("after the race: renewal %v, want %v %v", got, b.Stop(q), b.Kill(q))
+	if got := r.ren.next(t); !got[0].Equal(b.WatchdogStop(q)) || !got[1].Equal(b.Kill(q)) {
+		t.Fatalf("after the race: renewal %v, want %v %v", got, b.WatchdogStop(q), b.Kill(q))
 	}
 	if d, want := r.armed(t), b.Stop(q).Sub(b.Stop(t0)); d != want {
 		t.Fatalf("timer armed for %s, want %s", d, want)
@@ -240,8 +240,8 @@ func TestGuardFollowsShrunkTimeout(t *testing.T) {
 	small := NewBudget(4*time.Second, 5*time.Second)
 	r.clock.set(q.Add(100 * time.Millisecond))
 	r.src.set(zkconn.Contact{QuorumHeard: q, Timeout: 4 * time.Second, Granted: 4 * time.Second})
-	if got := r.ren.next(t); !got[0].Equal(small.Stop(q)) || !got[1].Equal(small.Kill(q)) {
-		t.Fatalf("renewal %v, want %v %v", got, small.Stop(q), small.Kill(q))
+	if got := r.ren.next(t); !got[0].Equal(small.WatchdogStop(q)) || !got[1].Equal(small.Kill(q)) {
+		t.Fatalf("renewal %v, want %v %v", got, small.WatchdogStop(q), small.Kill(q))
 	}
 	if d, want := r.armed(t), small.Stop(q).Sub(q.Add(100*time.Millisecond)); d != want {
 		t.Fatalf("timer armed for %s, want %s", d, want)
@@ -254,8 +254,8 @@ func TestGuardFollowsShrunkTimeout(t *testing.T) {
 	r.clock.set(q.Add(2 * time.Second))
 	r.src.set(zkconn.Contact{QuorumHeard: q, Timeout: 2 * time.Second, Granted: 2 * time.Second})
 	tiny := NewBudget(2*time.Second, 5*time.Second)
-	if got := r.ren.next(t); !got[0].Equal(tiny.Stop(q)) || !got[1].Equal(tiny.Kill(q)) {
-		t.Fatalf("renewal %v, want %v %v", got, tiny.Stop(q), tiny.Kill(q))
+	if got := r.ren.next(t); !got[0].Equal(tiny.WatchdogStop(q)) || !got[1].Equal(tiny.Kill(q)) {
+		t.Fatalf("renewal %v, want %v %v", got, tiny.WatchdogStop(q), tiny.Kill(q))
 	}
 	var nc *NoContactError
 	if err := <-r.lost; !errors.As(err, &nc) || !nc.KillBy().Equal(tiny.Kill(q)) || nc.Timeout != 2*time.Second {

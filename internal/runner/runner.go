@@ -57,7 +57,8 @@ type Options struct {
 	// OncePer runs the command only if it has not succeeded under the lock
 	// within this window (see once.go); zero runs it every time.
 	OncePer time.Duration
-	// Logf prints progress for -v; Warnf prints warnings. Either may be nil.
+	// Logf prints progress for -v, and is nil without it: what only -v
+	// shows is then not worked out. Warnf prints warnings; it may be nil.
 	Logf, Warnf func(format string, args ...any)
 	// Events, if set, is told what the run does (events.go).
 	Events Events
@@ -606,9 +607,13 @@ func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
 		return nil, err
 	}
 	o.marks.mark("dialed")
-	o.logf("connected to %s, session 0x%x, timeout %s (asked %s), round trip %s; the smallest session timeout that rides out a leader election of %s at this round trip is %s",
-		client.Server(), client.SessionID(), client.NegotiatedTimeout(), o.Conn.SessionTimeout,
-		roundTripText(client.RoundTrip()), ElectionAllowance, o.safeTimeout(client))
+	if o.Logf != nil {
+		// Only for -v: SafeTimeout is a search, not worth a connect
+		// that says nothing.
+		o.Logf("connected to %s, session 0x%x, timeout %s (asked %s), round trip %s; the smallest session timeout that rides out a leader election of %s at this round trip is %s",
+			client.Server(), client.SessionID(), client.NegotiatedTimeout(), o.Conn.SessionTimeout,
+			roundTripText(client.RoundTrip()), ElectionAllowance, o.safeTimeout(client))
+	}
 	return client, nil
 }
 
@@ -639,7 +644,8 @@ func roundTripText(d time.Duration) string {
 // error) and the path it was waiting on last.
 // With pw set, it tells pw where each wait stands.
 func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, pw *progressWatch) ([]*lock.Lease, string, error) {
-	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode()}
+	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode(),
+		OnQueued: func() { o.placed = true }}
 	var leases []*lock.Lease
 	for _, path := range paths {
 		// A wait behind an ancestor zklock would never end: the checks
@@ -651,7 +657,6 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			// keep it fresh start now, a waiter further back sends
 			// nothing but its pings (zkconn's KeepQuorumHeard).
 			client.KeepQuorumHeard()
-			o.placed = true
 			// A --once-per job may find the job done once it holds the
 			// lock, and then needs no watchdog.
 			if o.OncePer == 0 {
@@ -659,7 +664,6 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			}
 		}
 		r.OnWait = func(at lock.Waiting) {
-			o.placed = true
 			o.gc.waiting()
 			self.onWait(path, at)
 			if pw != nil {

@@ -397,7 +397,10 @@ func (w *watcher) readHolders(ctx context.Context, c *zkconn.Client) (Snapshot, 
 // tree's reads do: requests pipeline on the one connection, so a wide
 // tree's watches cost the server's work per request, not a round trip
 // each (one after another, 1,000 lock paths took 20s to show over a 20ms
-// round trip).
+// round trip). They are not batched as the tree's reads are (tree.Read's
+// multiRead through zkconn.MultiRead): the server rebuilds each read of a
+// multiRead without its watch flag, so a batch would set no watch. What
+// this package reads, it reads through tree.Read, batches included.
 func (w *watcher) armAll(ctx context.Context, c *zkconn.Client, paths []string) ([]string, error) {
 	var (
 		mu    sync.Mutex

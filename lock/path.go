@@ -9,13 +9,28 @@ import (
 )
 
 // ValidatePath checks a lock path: a path the server accepts (see
-// zkconn.ValidatePath) that is not the root. The root holds every other
-// node, so contenders there would share it with the whole tree.
+// zkconn.ValidatePath) that is not the root, with no component named as a
+// contender of a known flavor. The root holds every other node, so
+// contenders there would share it with the whole tree. A component named
+// as a contender (a contender's own path taken for its lock's) would be
+// created as a container that the lock above it counts as a holder, and
+// that lock's queue would wait until the server reaps it.
 func ValidatePath(p string) error {
 	if p == "/" {
 		return fmt.Errorf("%w: the root node cannot be a lock", zkconn.ErrBadPath)
 	}
-	return zkconn.ValidatePath(p)
+	if err := zkconn.ValidatePath(p); err != nil {
+		return err
+	}
+	parent := "/"
+	for _, comp := range strings.Split(p[1:], "/") {
+		if c, ok := ParseContender(comp); ok && c.Flavor != FlavorUnknown {
+			return fmt.Errorf("%w: %q has a component named as a contender of the lock at %s (%s), which would count it as a holder",
+				zkconn.ErrBadPath, p, parent, comp)
+		}
+		parent = zkconn.Join(parent, comp)
+	}
+	return nil
 }
 
 // ErrBadNode marks a contender's name that no child of the lock path could

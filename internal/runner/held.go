@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // EnvHeld is the variable in which zklock tells its command, and every
@@ -98,7 +99,7 @@ func parseHeld(v string) []hold {
 		}
 		pid, err := strconv.Atoi(f[2])
 		node := unescapeNode(f[3])
-		if err != nil || pid < 1 || lock.ValidatePath(node) != nil || node == "/" {
+		if err != nil || pid < 1 || zkconn.ValidatePath(node) != nil || node == "/" {
 			continue
 		}
 		h := hold{Mode: m, Session: int64(sess), PID: pid, Node: node}

@@ -170,3 +170,42 @@ func TestBadKrb5ConfExit(t *testing.T) {
 		t.Errorf("exit %d, stderr %q\nwant exit %d, stderr %q", code, errb.String(), ExitUsage, want)
 	}
 }
+
+// TestUnreadSASLSettings: a SASL setting that the login in use would not
+// read is refused (64) in one line, before any connection: it would
+// otherwise pass in silence and the session log in another way.
+func TestUnreadSASLSettings(t *testing.T) {
+	t.Setenv("ZKLOCK_CONFIG", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--keytab", "/k"}, "zklock: --keytab is a setting of a SASL login: give --sasl (digest or gssapi) too, or drop it (see zklock run --help)\n"},
+		{[]string{"--sasl-principal", "u"}, "zklock: --sasl-principal is a setting of a SASL login: give --sasl (digest or gssapi) too, or drop it (see zklock run --help)\n"},
+		{[]string{"--sasl-password-file", "/p"}, "zklock: --sasl-password-file is a setting of a SASL login: give --sasl (digest or gssapi) too, or drop it (see zklock run --help)\n"},
+		{[]string{"--sasl", "digest", "--sasl-principal", "u", "--keytab", "/k"}, "zklock: --keytab is for --sasl gssapi, not digest (see zklock run --help)\n"},
+		{[]string{"--sasl", "gssapi", "--sasl-password-file", "/p"}, "zklock: --sasl-password-file is for --sasl digest, not gssapi (see zklock run --help)\n"},
+	} {
+		var out, errb bytes.Buffer
+		args := append(append([]string{"--servers", "127.0.0.1:1"}, tc.args...), "run", "--path", "/a", "--", "true")
+		if code := run(context.Background(), args, &out, &errb); code != ExitUsage || errb.String() != tc.want {
+			t.Errorf("%v: exit %d, stderr %q\nwant exit %d, stderr %q", tc.args, code, errb.String(), ExitUsage, tc.want)
+		}
+	}
+}
+
+// TestSASLSettingsKeptInAFile: a configuration file may keep a login's
+// settings for the runs that ask for one; a run that does not is not
+// refused for them.
+func TestSASLSettingsKeptInAFile(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(conf, []byte("keytab = \"/k\"\nsasl_principal = \"u\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ZKLOCK_CONFIG", conf)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--servers", "127.0.0.1:1", "--connect-timeout", "200ms", "run", "--path", "/a", "--", "true"}, &out, &errb)
+	if code != ExitUnavailable {
+		t.Errorf("exit %d, stderr %q; want %d (no server), not a refusal of the file's settings", code, errb.String(), ExitUnavailable)
+	}
+}

@@ -46,6 +46,20 @@ type globalOptions struct {
 	settings *resolved // the sources of the settings, once resolved
 }
 
+// onCommandLine says whether flag ("--keytab") was given on the command
+// line, as opposed to the environment, a file or its default.
+func (g *globalOptions) onCommandLine(flag string) bool {
+	if g.settings == nil {
+		return true
+	}
+	for _, row := range g.settings.rows {
+		if "--"+row.s.flag == flag {
+			return row.origin.rank == fromFlag
+		}
+	}
+	return true
+}
+
 // connOptions validates the connection flags.
 func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 	cs, err := zkconn.ParseConnString(g.Servers)
@@ -58,7 +72,7 @@ func (g *globalOptions) connOptions(u *ui) (zkconn.Options, error) {
 		return zkconn.Options{}, err
 	}
 	o.Auth = auth
-	if o.SASL, err = g.SASL.login(); err != nil {
+	if o.SASL, err = g.SASL.login(g.onCommandLine); err != nil {
 		return zkconn.Options{}, err
 	}
 	if g.Protect && auth == nil && o.SASL == nil {

@@ -68,8 +68,12 @@ func (s *saslOptions) passwordFromEnv() {
 	os.Unsetenv(envSASLPassword)
 }
 
-// login builds the SASL login the flags describe, or nil for none.
-func (s *saslOptions) login() (zkconn.SASLLogin, error) {
+// login builds the SASL login the flags describe, or nil for none. given
+// says whether a flag was given on the command line.
+func (s *saslOptions) login(given func(flag string) bool) (zkconn.SASLLogin, error) {
+	if err := s.unread(given); err != nil {
+		return nil, err
+	}
 	if s.JAAS != "" && s.Mech != "" {
 		return nil, usageErrorf("--jaas and --sasl do not combine: the JAAS file names the mechanism")
 	}
@@ -107,4 +111,34 @@ func (s *saslOptions) login() (zkconn.SASLLogin, error) {
 		k.Service = s.Service
 	}
 	return l, nil
+}
+
+// unread refuses a SASL setting given on the command line that the login
+// in use would not read: it would pass in silence, and the session would
+// log in some other way than the user meant, or not at all. A JAAS file
+// names everything itself. A configuration file may well keep settings
+// for the times a login is asked for, and is not second-guessed.
+func (s *saslOptions) unread(given func(flag string) bool) error {
+	if s.JAAS != "" {
+		return nil
+	}
+	switch s.Mech {
+	case "":
+		for _, f := range []struct{ flag, value string }{
+			{"--sasl-principal", s.Principal}, {"--sasl-password-file", s.PasswordFile}, {"--keytab", s.Keytab},
+		} {
+			if f.value != "" && given(f.flag) {
+				return usageErrorf("%s is a setting of a SASL login: give --sasl (digest or gssapi) too, or drop it", f.flag)
+			}
+		}
+	case saslDigest:
+		if s.Keytab != "" && given("--keytab") {
+			return usageErrorf("--keytab is for --sasl gssapi, not digest")
+		}
+	case saslGSSAPI:
+		if s.PasswordFile != "" && given("--sasl-password-file") {
+			return usageErrorf("--sasl-password-file is for --sasl digest, not gssapi")
+		}
+	}
+	return nil
 }

@@ -62,6 +62,11 @@ type StartError struct {
 }
 
 func (e *StartError) Error() string {
+	if e.Name == "" {
+		// Said plainly: "cannot run : executable file not found" reads
+		// as a name lost in the message, not as an empty one given.
+		return "cannot run an empty command name (\"\")"
+	}
 	return fmt.Sprintf("cannot run %s: %v", e.Name, e.Err)
 }
 

@@ -177,6 +177,16 @@ func killGroupOnCleanup(t *testing.T, pgid int) {
 	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 }
 
+// anyAlive reports whether a pid of tree is still alive.
+func anyAlive(tree []int) bool {
+	for _, pid := range tree {
+		if zktest.ProcessAlive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
 // assertGone fails the test for each process of tree still alive after
 // what should have ended them all.
 func assertGone(t *testing.T, tree []int, what string) {

@@ -59,8 +59,15 @@ func startPair(t *testing.T, holderArgs, waiterArgs []string, queue func(path st
 // startPairScript is startPair with the holder running script.
 func startPairScript(t *testing.T, script string, holderArgs, waiterArgs []string, queue func(path string) int) *pair {
 	t.Helper()
+	return startPairRun(t, script, holderArgs, nil, waiterArgs, queue)
+}
+
+// startPairRun is startPairScript with holderRun among the holder's run
+// flags.
+func startPairRun(t *testing.T, script string, holderArgs, holderRun, waiterArgs []string, queue func(path string) int) *pair {
+	t.Helper()
 	p := &pair{dir: t.TempDir(), path: lockPath(t)}
-	p.holder = zklock(t, append(append(holderArgs, "run", "--path", p.path, "--"), guarded(p.dir, script)...)...)
+	p.holder = zklock(t, append(append(append(holderArgs, "run", "--path", p.path), holderRun...), append([]string{"--"}, guarded(p.dir, script)...)...)...)
 	p.holder.Env = append(p.holder.Env, "D="+p.dir)
 	p.holder.Stderr = &p.holderErr
 	if err := p.holder.Start(); err != nil {

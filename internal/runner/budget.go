@@ -46,22 +46,43 @@ import "time"
 //
 // Example, T = 10s, --kill-grace 5s: Grace = 2s, Margin = 1s, SIGTERM 7s
 // after QuorumHeard, SIGKILL at 9s, expiry no earlier than 10s.
+//
+// The watchdog (lockexec) enforces the same budget should zklock stop
+// running, Lead behind zklock: a zklock that runs on time stops the
+// command itself and says why. At the same instant, the watchdog won the
+// race as often as not under load, and a plain loss of contact was
+// reported as "was zklock stopped or starved?". The lead never comes out
+// of the margin: with a grace, the watchdog's SIGTERM trails zklock's by
+// Lead = min(Grace/4, 250ms) and its SIGKILL is zklock's; with no grace
+// (--kill-grace 0: SIGKILL at once), zklock's deadline moves Lead =
+// min(Margin/4, 250ms) earlier, and the watchdog's SIGKILL is at T − Margin.
 type Budget struct {
 	Timeout  time.Duration // T, the session timeout in effect
 	Deadline time.Duration // time after QuorumHeard at which the lock counts as lost
 	Grace    time.Duration // SIGTERM → SIGKILL for a lost lock
-	Margin   time.Duration // left between SIGKILL and the earliest expiry
+	Margin   time.Duration // left between the watchdog's SIGKILL and the earliest expiry
+	Lead     time.Duration // by which zklock acts before its watchdog
 }
 
 // minMargin keeps a usable margin for the shortest session timeouts a
 // server allows (2 ticks: 4s by default, less on test servers).
 const minMargin = 100 * time.Millisecond
 
+// watchdogLag bounds Lead: enough for a zklock delayed by a loaded
+// machine's scheduler, short beside any grace or margin.
+const watchdogLag = 250 * time.Millisecond
+
 // NewBudget computes the budget for a negotiated timeout and the kill grace
 // the user asked for.
 func NewBudget(timeout, killGrace time.Duration) Budget {
 	b := Budget{Timeout: timeout, Grace: min(killGrace, timeout/5), Margin: max(timeout/10, minMargin)}
 	b.Deadline = timeout - b.Grace - b.Margin
+	if b.Grace > 0 {
+		b.Lead = min(b.Grace/4, watchdogLag)
+	} else {
+		b.Lead = min(b.Margin/4, watchdogLag)
+		b.Deadline -= b.Lead
+	}
 	return b
 }
 
@@ -69,20 +90,24 @@ func NewBudget(timeout, killGrace time.Duration) Budget {
 // holder's command must be sent SIGTERM and SIGKILL.
 func (b Budget) Stop(quorumHeard time.Time) time.Time { return quorumHeard.Add(b.Deadline) }
 
-// WatchdogStop is when the watchdog sends SIGTERM if zklock has not renewed
-// its deadlines: a little after Stop. A zklock that runs on time then stops
-// the command itself and says why; at the same instant, the watchdog won
-// the race as often as not under load, and a plain loss of contact was
-// reported as "was zklock stopped or starved?". SIGKILL stays at Kill: the
-// lag comes out of the grace of a zklock that did not run, never out of
-// the margin before the session could expire.
+// WatchdogStop and WatchdogKill are the watchdog's moments for the same
+// QuorumHeard: Lead after zklock's SIGTERM, and never before zklock's
+// SIGKILL.
 func (b Budget) WatchdogStop(quorumHeard time.Time) time.Time {
-	return b.Stop(quorumHeard).Add(min(b.Grace/4, watchdogLag))
+	return b.Stop(quorumHeard).Add(b.Lead)
 }
 
-// watchdogLag bounds WatchdogStop's lag behind Stop: enough for a zklock
-// delayed by a loaded machine's scheduler, short beside any grace.
-const watchdogLag = 250 * time.Millisecond
+// WatchdogKill: see WatchdogStop.
+func (b Budget) WatchdogKill(quorumHeard time.Time) time.Time {
+	kill, stop := b.Kill(quorumHeard), b.WatchdogStop(quorumHeard)
+	if kill.After(stop) {
+		return kill
+	}
+	return stop
+}
+
+// Left is what zklock's SIGKILL leaves before the earliest expiry.
+func (b Budget) Left() time.Duration { return b.Timeout - b.Deadline - b.Grace }
 
 // Kill: see Stop.
 func (b Budget) Kill(quorumHeard time.Time) time.Time {

@@ -120,9 +120,9 @@ func (g *guard) watch(ctx context.Context, gone <-chan error) error {
 		}
 		last = ct
 		stop, kill := budget.Stop(ct.QuorumHeard), budget.Kill(ct.QuorumHeard)
-		if wdStop := budget.WatchdogStop(ct.QuorumHeard); g.renew != nil && (!wdStop.Equal(sentStop) || !kill.Equal(sentKill)) {
-			g.renew(wdStop, kill)
-			sentStop, sentKill = wdStop, kill
+		if wdStop, wdKill := budget.WatchdogStop(ct.QuorumHeard), budget.WatchdogKill(ct.QuorumHeard); g.renew != nil && (!wdStop.Equal(sentStop) || !wdKill.Equal(sentKill)) {
+			g.renew(wdStop, wdKill)
+			sentStop, sentKill = wdStop, wdKill
 		}
 		now := g.clock.Now()
 		if !now.Before(stop) {
@@ -154,7 +154,7 @@ func (g *guard) sayTimeout(ct zkconn.Contact, b Budget, first bool) {
 		what = "session timeout now %s"
 	}
 	g.logf(what+"; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
-		b.Timeout, b.Deadline, b.Grace, b.Margin)
+		b.Timeout, b.Deadline, b.Grace, b.Left())
 	switch {
 	case ct.Pending > 0:
 		g.logf("the server granted %s on reconnecting; %s counts until the quorum confirms it", ct.Granted, b.Timeout)

@@ -175,8 +175,8 @@ func TestGuardRenewsOnEveryConfirmation(t *testing.T) {
 	const T = 10 * time.Second
 	r := startGuard(t, zkconn.Contact{QuorumHeard: t0, Timeout: T, Granted: T}, 5*time.Second)
 	b := NewBudget(T, 5*time.Second)
-	if got := r.ren.next(t); !got[0].Equal(b.WatchdogStop(t0)) || !got[1].Equal(b.Kill(t0)) {
-		t.Fatalf("first renewal %v, want %v %v", got, b.WatchdogStop(t0), b.Kill(t0))
+	if got := r.ren.next(t); !got[0].Equal(b.WatchdogStop(t0)) || !got[1].Equal(b.WatchdogKill(t0)) {
+		t.Fatalf("first renewal %v, want %v %v", got, b.WatchdogStop(t0), b.WatchdogKill(t0))
 	}
 	if d := r.armed(t); d != b.Deadline {
 		t.Fatalf("timer armed for %s, want %s", d, b.Deadline)
@@ -186,14 +186,37 @@ func TestGuardRenewsOnEveryConfirmation(t *testing.T) {
 		r.clock.set(q.Add(T / 3))
 		r.src.set(zkconn.Contact{QuorumHeard: q, Timeout: T, Granted: T})
 		got := r.ren.next(t)
-		if !got[0].Equal(b.WatchdogStop(q)) || !got[1].Equal(b.Kill(q)) {
-			t.Fatalf("confirmation %d: renewal %v, want %v %v", i, got, b.WatchdogStop(q), b.Kill(q))
+		if !got[0].Equal(b.WatchdogStop(q)) || !got[1].Equal(b.WatchdogKill(q)) {
+			t.Fatalf("confirmation %d: renewal %v, want %v %v", i, got, b.WatchdogStop(q), b.WatchdogKill(q))
 		}
 		if d, want := r.armed(t), b.Stop(q).Sub(q.Add(T/3)); d != want {
 			t.Fatalf("confirmation %d: timer armed for %s, want %s", i, d, want)
 		}
 	}
 	r.noLoss(t)
+}
+
+// TestGuardLeadsWatchdogWithoutGrace: with no kill grace, zklock's own
+// deadline (SIGKILL at once) comes before the watchdog's, which keeps the
+// whole margin: the two never act at the same instant, where the watchdog
+// could win and the loss be blamed on a zklock that ran on time.
+func TestGuardLeadsWatchdogWithoutGrace(t *testing.T) {
+	const T = 4 * time.Second
+	r := startGuard(t, zkconn.Contact{QuorumHeard: t0, Timeout: T, Granted: T}, 0)
+	b := NewBudget(T, 0)
+	got := r.ren.next(t)
+	if want := t0.Add(T - b.Margin); !got[0].Equal(want) || !got[1].Equal(want) {
+		t.Fatalf("watchdog renewed with %v, want SIGTERM and SIGKILL at %v", got, want)
+	}
+	if d := r.armed(t); d != b.Deadline || d >= T-b.Margin {
+		t.Fatalf("timer armed for %s, want %s, before the watchdog's %s", d, b.Deadline, T-b.Margin)
+	}
+	r.clock.set(b.Stop(t0))
+	r.clock.ring()
+	var nc *NoContactError
+	if err := <-r.lost; !errors.As(err, &nc) || !nc.Kill.Equal(b.Stop(t0)) {
+		t.Fatalf("at the deadline: %v, want no contact with the kill at once (%v)", err, b.Stop(t0))
+	}
 }
 
 // TestGuardTimerRacesConfirmation is the race that once let the watchdog
@@ -210,8 +233,8 @@ func TestGuardTimerRacesConfirmation(t *testing.T) {
 	r.src.quiet(zkconn.Contact{QuorumHeard: q, Timeout: T, Granted: T})
 	r.clock.set(b.Stop(t0))
 	r.clock.ring()
-	if got := r.ren.next(t); !got[0].Equal(b.WatchdogStop(q)) || !got[1].Equal(b.Kill(q)) {
-		t.Fatalf("after the race: renewal %v, want %v %v", got, b.WatchdogStop(q), b.Kill(q))
+	if got := r.ren.next(t); !got[0].Equal(b.WatchdogStop(q)) || !got[1].Equal(b.WatchdogKill(q)) {
+		t.Fatalf("after the race: renewal %v, want %v %v", got, b.WatchdogStop(q), b.WatchdogKill(q))
 	}
 	if d, want := r.armed(t), b.Stop(q).Sub(b.Stop(t0)); d != want {
 		t.Fatalf("timer armed for %s, want %s", d, want)
@@ -240,8 +263,8 @@ func TestGuardFollowsShrunkTimeout(t *testing.T) {
 	small := NewBudget(4*time.Second, 5*time.Second)
 	r.clock.set(q.Add(100 * time.Millisecond))
 	r.src.set(zkconn.Contact{QuorumHeard: q, Timeout: 4 * time.Second, Granted: 4 * time.Second})
-	if got := r.ren.next(t); !got[0].Equal(small.WatchdogStop(q)) || !got[1].Equal(small.Kill(q)) {
-		t.Fatalf("renewal %v, want %v %v", got, small.WatchdogStop(q), small.Kill(q))
+	if got := r.ren.next(t); !got[0].Equal(small.WatchdogStop(q)) || !got[1].Equal(small.WatchdogKill(q)) {
+		t.Fatalf("renewal %v, want %v %v", got, small.WatchdogStop(q), small.WatchdogKill(q))
 	}
 	if d, want := r.armed(t), small.Stop(q).Sub(q.Add(100*time.Millisecond)); d != want {
 		t.Fatalf("timer armed for %s, want %s", d, want)
@@ -254,8 +277,8 @@ func TestGuardFollowsShrunkTimeout(t *testing.T) {
 	r.clock.set(q.Add(2 * time.Second))
 	r.src.set(zkconn.Contact{QuorumHeard: q, Timeout: 2 * time.Second, Granted: 2 * time.Second})
 	tiny := NewBudget(2*time.Second, 5*time.Second)
-	if got := r.ren.next(t); !got[0].Equal(tiny.WatchdogStop(q)) || !got[1].Equal(tiny.Kill(q)) {
-		t.Fatalf("renewal %v, want %v %v", got, tiny.WatchdogStop(q), tiny.Kill(q))
+	if got := r.ren.next(t); !got[0].Equal(tiny.WatchdogStop(q)) || !got[1].Equal(tiny.WatchdogKill(q)) {
+		t.Fatalf("renewal %v, want %v %v", got, tiny.WatchdogStop(q), tiny.WatchdogKill(q))
 	}
 	var nc *NoContactError
 	if err := <-r.lost; !errors.As(err, &nc) || !nc.KillBy().Equal(tiny.Kill(q)) || nc.Timeout != 2*time.Second {

@@ -124,9 +124,18 @@ func mkdirs(t *testing.T, conn *zk.Conn, p string) {
 	if p == "/" {
 		return
 	}
-	mkdirs(t, conn, path.Dir(p))
-	if _, err := conn.CreateContainer(p, nil, zk.FlagContainer, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		t.Fatal(err)
+	// The test server removes an empty container that once had children
+	// within 100ms: a parent shared with other tests can go between its
+	// creation and its child's, and is then made again.
+	for attempt := 0; ; attempt++ {
+		mkdirs(t, conn, path.Dir(p))
+		_, err := conn.CreateContainer(p, nil, zk.FlagContainer, openACL)
+		if err == nil || errors.Is(err, zk.ErrNodeExists) {
+			return
+		}
+		if !errors.Is(err, zk.ErrNoNode) || attempt == 10 {
+			t.Fatal(err)
+		}
 	}
 }
 

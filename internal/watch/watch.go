@@ -446,11 +446,18 @@ func (w *watcher) armAll(ctx context.Context, c *zkconn.Client, paths []string) 
 // that appears is followed.
 func (w *watcher) armPath(ctx context.Context, c *zkconn.Client) error {
 	p := w.o.Path
-	if w.isArmed(key(childWatch, p)) || w.isArmed(key(existsWatch, p)) {
-		return nil
-	}
-	if set, err := w.armChildren(ctx, c, p); set || err != nil {
+	if set, err := w.armChildren(ctx, c, p); set || err != nil || w.isArmed(key(childWatch, p)) {
 		return err
+	}
+	// The path is missing. An existence watch still pending is enough;
+	// it is never a reason to leave a path that exists without its child
+	// watch. (One set while the path existed, when it was made again
+	// between the two requests below, stays pending until the path goes:
+	// checked first, it left a path deleted and made again under load
+	// with no child watch once its first one fired, and the view stopped
+	// showing its changes.)
+	if w.isArmed(key(existsWatch, p)) {
+		return nil
 	}
 	exists, _, ch, err := c.ExistsW(ctx, p)
 	if err != nil {

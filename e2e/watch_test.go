@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/zktest"
 )
 
@@ -267,15 +268,7 @@ func TestWatchLinesDisconnected(t *testing.T) {
 	back := regexp.MustCompile(`\nzklock: warning: connected to ZooKeeper again, after \d[.\d]*m?s\n$`)
 	zktest.Eventually(t, 20*time.Second, "a warning that it is back", func() bool { return back.MatchString(stderr.String()) })
 
-	foreignNode(t, conn, path+"/"+curatorContender, nil)
-	ls = listSnapshot{}
-	nextLine(t, lines, &prev, "a contender, after the connection came back", &ls)
-	if got := states(ls.entries()); !equalStrings(got, []string{"holding"}) {
-		t.Errorf("after the connection came back: %v, want one holder", got)
-	}
-	if code, _ := stop(); code != 0 {
-		t.Errorf("exit %d after SIGTERM, want 0", code)
-	}
+	contenderShownThenStop(t, conn, path, lines, &prev, stop, "after the connection came back")
 }
 
 // TestWatchLinesSessionExpired: a loss longer than the session timeout
@@ -307,15 +300,7 @@ func TestWatchLinesSessionExpired(t *testing.T) {
 	proxy.Heal()
 	zktest.Eventually(t, 20*time.Second, "the watch set again on a new session", func() bool { return watched() == 1 })
 
-	foreignNode(t, conn, path+"/"+curatorContender, nil)
-	ls = listSnapshot{}
-	nextLine(t, lines, &prev, "a contender, on the new session", &ls)
-	if got := states(ls.entries()); !equalStrings(got, []string{"holding"}) {
-		t.Errorf("on the new session: %v, want one holder", got)
-	}
-	if code, _ := stop(); code != 0 {
-		t.Errorf("exit %d after SIGTERM, want 0", code)
-	}
+	contenderShownThenStop(t, conn, path, lines, &prev, stop, "on the new session")
 }
 
 // TestWatchReaderGone: a watch whose reader went away (`| head -1`) ends
@@ -370,5 +355,21 @@ func TestListReaderGone(t *testing.T) {
 		if code := exitCodeOf(t, err); code != 0 || errb.String() != "" {
 			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errb.String())
 		}
+	}
+}
+
+// contenderShownThenStop adds a contender at path, checks that the watch
+// prints it as the one holder (when says at which point of the test),
+// then ends the watch with SIGTERM, which must exit 0.
+func contenderShownThenStop(t *testing.T, conn *zk.Conn, path string, lines <-chan watchLine, prev *string, stop func() (int, string), when string) {
+	t.Helper()
+	foreignNode(t, conn, path+"/"+curatorContender, nil)
+	var ls listSnapshot
+	nextLine(t, lines, prev, "a contender, "+when, &ls)
+	if got := states(ls.entries()); !equalStrings(got, []string{"holding"}) {
+		t.Errorf("%s: %v, want one holder", when, got)
+	}
+	if code, _ := stop(); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
 	}
 }

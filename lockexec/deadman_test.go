@@ -16,7 +16,20 @@ import (
 // deadline. Supervise then reports the loss of the lock, not the command's own
 // failure.
 func TestWatchdogStopsUnrenewedCommand(t *testing.T) {
-	unrenewed(t, treeScript, 600*time.Millisecond, time.Second, 600*time.Millisecond)
+	eachWatchdog(t, func(t *testing.T) {
+		unrenewed(t, treeScript, 600*time.Millisecond, time.Second, 600*time.Millisecond)
+	})
+}
+
+// eachWatchdog runs test with each kind of watchdog this platform has: the
+// one StartWatchdog picks, and the watchdog process it falls back to.
+func eachWatchdog(t *testing.T, test func(t *testing.T)) {
+	t.Run("default", test)
+	t.Run("process", func(t *testing.T) {
+		watchdogProcessOnly = true
+		defer func() { watchdogProcessOnly = false }()
+		test(t)
+	})
 }
 
 // unrenewed runs script (which marks "ready" with its pids) under a
@@ -53,13 +66,17 @@ func unrenewed(t *testing.T, script string, stop, kill, notBefore time.Duration)
 // TestWatchdogKillsWhatIgnoresSIGTERM: past the second deadline the group
 // gets SIGKILL, whatever it does with SIGTERM.
 func TestWatchdogKillsWhatIgnoresSIGTERM(t *testing.T) {
-	unrenewed(t, `trap '' TERM; sleep 100 & mark ready "$$ $!"; wait; wait`,
-		300*time.Millisecond, 700*time.Millisecond, 700*time.Millisecond)
+	eachWatchdog(t, func(t *testing.T) {
+		unrenewed(t, `trap '' TERM; sleep 100 & mark ready "$$ $!"; wait; wait`,
+			300*time.Millisecond, 700*time.Millisecond, 700*time.Millisecond)
+	})
 }
 
 // TestWatchdogRenewedKeepsCommand: while zklock renews, the deadlines move
 // and the command runs to its own end.
-func TestWatchdogRenewedKeepsCommand(t *testing.T) {
+func TestWatchdogRenewedKeepsCommand(t *testing.T) { eachWatchdog(t, renewedKeepsCommand) }
+
+func renewedKeepsCommand(t *testing.T) {
 	s, _ := shSpec(t, `sleep 1.2; exit 3`)
 	wd, err := StartWatchdog()
 	if err != nil {

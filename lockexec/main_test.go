@@ -38,11 +38,12 @@ import (
 //	       ahead (envFgFile) and does what `fg` does.
 const (
 	envHelper   = "LOCKEXEC_TEST_HELPER"
-	envArgv     = "LOCKEXEC_TEST_ARGV"     // JSON []string
-	envSigLog   = "LOCKEXEC_TEST_SIGLOG"   // run: file to append received signals to
-	envShellLog = "LOCKEXEC_TEST_SHELLLOG" // shell: event log
-	envFgFile   = "LOCKEXEC_TEST_FGFILE"   // shell: created by the test to request fg
-	envBusy     = "LOCKEXEC_TEST_BUSY"     // run: keep a goroutine busy on the CPU
+	envArgv     = "LOCKEXEC_TEST_ARGV"             // JSON []string
+	envSigLog   = "LOCKEXEC_TEST_SIGLOG"           // run: file to append received signals to
+	envShellLog = "LOCKEXEC_TEST_SHELLLOG"         // shell: event log
+	envFgFile   = "LOCKEXEC_TEST_FGFILE"           // shell: created by the test to request fg
+	envBusy     = "LOCKEXEC_TEST_BUSY"             // run: keep a goroutine busy on the CPU
+	envProcWD   = "LOCKEXEC_TEST_PROCESS_WATCHDOG" // run: the watchdog process, not the default
 )
 
 // busyWork is what the busy goroutine of envBusy does.
@@ -113,6 +114,7 @@ func helperRun() int {
 			}
 		}()
 	}
+	watchdogProcessOnly = os.Getenv(envProcWD) != ""
 	wd, err := StartWatchdog()
 	if err != nil {
 		warn(err.Error())

@@ -61,11 +61,18 @@ func TestPdeathsig(t *testing.T) {
 // no group to kill. (Without the pause below the old order lost 3 runs of
 // 8 here; the pause keeps the new one clear of the machine's load.)
 func TestWatchdogArmedAtFork(t *testing.T) {
+	eachWatchdog(t, armedAtFork)
+}
+
+func armedAtFork(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	extra := []string{"D=" + dir, "GOMAXPROCS=1", envBusy + "=1"}
+	if watchdogProcessOnly {
+		extra = append(extra, envProcWD+"=1")
+	}
 	cmd.Env = helperEnv("run", []string{"/bin/sh", "-c",
-		`sleep 100 & echo "$$ $!" > "$D/pids"; sleep 0.02; kill -KILL $PPID; wait`},
-		"D="+dir, "GOMAXPROCS=1", envBusy+"=1")
+		`sleep 100 & echo "$$ $!" > "$D/pids"; sleep 0.02; kill -KILL $PPID; wait`}, extra...)
 	cmd.Stdin = devNull(t)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,9 @@ import (
 // its pipe, not poll with a zero timeout until zklock says "ok": a zklock
 // suspended with Ctrl-Z past its deadline would otherwise leave its
 // watchdog burning a whole CPU for as long as the suspension lasts.
-func TestWatchdogIdlesAfterItFired(t *testing.T) {
+func TestWatchdogIdlesAfterItFired(t *testing.T) { eachWatchdog(t, idlesAfterItFired) }
+
+func idlesAfterItFired(t *testing.T) {
 	wd, err := StartWatchdog()
 	if err != nil {
 		t.Fatal(err)

@@ -12,10 +12,15 @@ import (
 )
 
 // The watchdog is a small process beside the command: a dead man's switch
-// for the command's process group. It is zklock's own executable started
-// again in watchdog mode (see IsWatchdog), in a session of its own, so that
-// terminal signals and job control meant for zklock or the command never
-// reach it. It reads instructions from a pipe whose only writer is zklock:
+// for the command's process group. On linux/amd64 it is a fork of zklock
+// that runs a loop of system calls in a few pages of its own (the
+// in-memory watchdog, thinwatch_linux_amd64.go). Elsewhere, or where the
+// kernel lacks what that needs, it is zklock's own executable started
+// again in watchdog mode (see IsWatchdog). Either runs in a session of its
+// own, so that terminal signals and job control meant for zklock or the
+// command never reach it. The process reads instructions from a pipe
+// whose only writer is zklock (the in-memory one reads the same from a
+// page it shares with zklock, and the pipe only wakes it):
 //
 //	arm PGID        the command's process group
 //	at STOP KILL    send SIGTERM to the group at STOP, SIGKILL at KILL
@@ -43,17 +48,21 @@ import (
 // started.
 type Watchdog struct {
 	pid int
+	// thin is the in-memory watchdog's shared page (thinwatch_*.go); nil
+	// for a watchdog process, which the fields below speak to.
+	thin *thinWatch
 	// report is the read end of the watchdog's standard output; nil once
 	// retired.
 	report *os.File
 
-	mu     sync.Mutex
-	w      *os.File // nil once retired
-	fired  bool     // a byte came on report
-	armed  bool
-	stop   time.Time // the deadlines last sent; zero: none
-	kill   time.Time
-	failed error // the first write that failed
+	mu      sync.Mutex
+	w       *os.File // nil once retired
+	fired   bool     // a byte came on report
+	armed   bool
+	retired bool      // the in-memory watchdog's: Retire has begun
+	stop    time.Time // the deadlines last sent; zero: none
+	kill    time.Time
+	failed  error // the first write that failed
 }
 
 // watchdogEnv marks the watchdog process; the value names the protocol
@@ -61,10 +70,11 @@ type Watchdog struct {
 // mistaken for a compatible one.
 const watchdogEnv = "ZKLOCK_INTERNAL_WATCHDOG=1"
 
-// StartWatchdog starts a watchdog process. Its error is a *WatchdogError.
-// When it returns, the watchdog runs: its exec has succeeded and it holds
-// the read end of the pipe, so from then on zklock's death closes that
-// pipe under it, whether or not it has got as far as reading it.
+// StartWatchdog starts a watchdog. Its error is a *WatchdogError. When it
+// returns, the watchdog runs: it has been forked, or its exec has
+// succeeded, and it holds the read end of the pipe, so from then on
+// zklock's death closes that pipe under it, whether or not it has got as
+// far as reading it.
 func StartWatchdog() (*Watchdog, error) {
 	wd, err := startWatchdog()
 	if err != nil {
@@ -74,6 +84,19 @@ func StartWatchdog() (*Watchdog, error) {
 }
 
 func startWatchdog() (*Watchdog, error) {
+	if !watchdogProcessOnly {
+		if pid, tw, err := startThin(); err == nil {
+			return &Watchdog{pid: pid, thin: tw}, nil
+		}
+	}
+	return startWatchdogProcess()
+}
+
+// watchdogProcessOnly makes StartWatchdog start the watchdog process even
+// where the in-memory watchdog would do; tests set it to cover both.
+var watchdogProcessOnly = false
+
+func startWatchdogProcess() (*Watchdog, error) {
 	exe, err := selfExecutable()
 	if err != nil {
 		return nil, err
@@ -149,6 +172,12 @@ func (wd *Watchdog) Renew(stop, kill time.Time) {
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
 	wd.stop, wd.kill = stop, kill
+	if wd.thin != nil {
+		if !wd.retired && wd.failed == nil {
+			wd.failed = wd.thin.set(0, toShared(stop), toShared(kill))
+		}
+		return
+	}
 	if wd.armed {
 		wd.sendLocked(wd.deadlineLine())
 	}
@@ -166,6 +195,13 @@ func (wd *Watchdog) arm(pgid int) error {
 	}
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
+	if wd.thin != nil {
+		if !wd.armed && !wd.retired && wd.failed == nil {
+			wd.armed = true
+			wd.failed = wd.thin.set(pgid, toShared(wd.stop), toShared(wd.kill))
+		}
+		return wd.failed
+	}
 	if wd.armed || wd.w == nil {
 		return nil
 	}
@@ -219,6 +255,12 @@ func (wd *Watchdog) Fired() bool {
 	}
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
+	if wd.thin != nil && !wd.retired {
+		wd.fired = wd.thin.fired()
+	}
+	if wd.thin != nil {
+		return wd.fired
+	}
 	if wd.fired || wd.report == nil {
 		return wd.fired
 	}
@@ -243,6 +285,16 @@ func (wd *Watchdog) Retire() {
 		return
 	}
 	wd.mu.Lock()
+	if wd.thin != nil {
+		// Under the lock: the page goes with the watchdog, and Fired
+		// must read the last count from it first.
+		if !wd.retired {
+			wd.retired = true
+			wd.fired = wd.thin.retire(wd.pid)
+		}
+		wd.mu.Unlock()
+		return
+	}
 	w := wd.w
 	if w != nil {
 		if wd.armed {

@@ -1,0 +1,203 @@
+package lockexec
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The in-memory watchdog is the dead man's switch without a program of its
+// own. The watchdog process (watchdog_proc_unix.go) is zklock's executable
+// started again, and its start (exec, the Go runtime, the initialisation
+// of every package linked into zklock) cost more CPU than all the rest of
+// an uncontended run. This one is forked from zklock without an exec and
+// runs a loop of a few dozen instructions (thinwatch_linux_amd64.s) that
+// make system calls only. It does what the process does: it sleeps in
+// poll(2) on a pipe whose only writer is zklock, wakes at the next
+// deadline, sends the command's group SIGTERM and SIGKILL at the deadlines
+// zklock has not moved, and SIGKILL at once when the pipe ends before
+// zklock said it was done, for the kernel closes zklock's end when zklock
+// dies, even by SIGKILL.
+//
+// The instructions travel in a page both processes map (thinBlock) rather
+// than as lines on the pipe; a byte on the pipe only wakes the watchdog to
+// read them again. Being a process of its own, in a session of its own,
+// it goes on running while zklock is stopped (SIGSTOP, Ctrl-Z, a
+// debugger), starved or killed. It starts with every signal blocked and
+// keeps them so, so no Go signal handler ever runs in it, and no Go code at
+// all.
+//
+// Why a fork and not a clone that shares zklock's memory, which would cost
+// less: the kernel's out-of-memory killer kills every process that shares
+// the memory of the one it picks, and a watchdog that died with zklock
+// would leave the command's grandchildren running. The fork gives up its
+// copy of the address space at once, all but the shared page and the
+// pages of its code, so that zklock's later writes copy nothing: its
+// memory is a few pages of its own. What the fork costs zklock is the copy
+// of its page tables and a fault on the first write to each page after it.
+
+// thinBlock is the page shared by zklock and its in-memory watchdog. The
+// assembly names its fields by offset; TestThinBlockLayout checks them.
+type thinBlock struct {
+	pgid    int64 // the command's process group; 0 until armed
+	stopAt  int64 // shared-clock nanoseconds of SIGTERM; 0 for never
+	killAt  int64 // of SIGKILL; 0 for never
+	done    int64 // 1 once zklock is done with the command
+	fired   int64 // written by the watchdog: signals sent at deadlines
+	rfd     int64 // the pipe's read end, in zklock's table
+	stopped int64 // the watchdog's own: SIGTERM sent
+	killed  int64 // SIGKILL sent
+	name    [16]byte
+	ts      [2]int64
+	pollfd  unix.PollFd
+	allMask uint64
+	oldMask uint64
+	wpid    int64         // the watchdog's pid, or -errno, once thinClone returns
+	unmap   [3][2]uintptr // address ranges the watchdog unmaps (address, length)
+	buf     [64]byte
+}
+
+const thinPage = 4096
+
+// thinWatch is zklock's side of an in-memory watchdog.
+type thinWatch struct {
+	page []byte
+	blk  *thinBlock
+	wake int // the pipe's write end, non-blocking
+}
+
+var (
+	thinOnce sync.Once
+	thinOK   bool
+)
+
+// errNoThin: the kernel lacks something the in-memory watchdog needs; the
+// watchdog process stands in.
+var errNoThin = errors.New("no in-memory watchdog on this kernel")
+
+// thinSupported: close_range(2) (Linux 5.9) empties the watchdog's copy of
+// zklock's descriptor table. Probed with an empty range, which it refuses
+// with EINVAL where it exists.
+func thinSupported() bool {
+	thinOnce.Do(func() {
+		thinOK = unix.CloseRange(3, 2, 0) == unix.EINVAL
+	})
+	return thinOK
+}
+
+// thinClone starts the watchdog on the page at blk (see the assembly). It
+// returns the pid of the short-lived process that forked it, which the
+// caller reaps; the watchdog's pid is then in the block.
+func thinClone(blk uintptr) (pid int64, errno int64)
+
+// thinCode is where thinClone's code, the watchdog's too, starts.
+func thinCode() uintptr
+
+// startThin starts an in-memory watchdog.
+func startThin() (int, *thinWatch, error) {
+	if !thinSupported() {
+		return 0, nil, errNoThin
+	}
+	page, err := unix.Mmap(-1, 0, thinPage, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return 0, nil, err
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		unix.Munmap(page)
+		return 0, nil, err
+	}
+	if err := unix.SetNonblock(p[1], true); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		unix.Munmap(page)
+		return 0, nil, err
+	}
+	blk := (*thinBlock)(unsafe.Pointer(&page[0]))
+	blk.rfd = int64(p[0])
+	copy(blk.name[:], "zklock-watchdog")
+	blk.pollfd = unix.PollFd{Fd: 0, Events: unix.POLLIN}
+	blk.allMask = ^uint64(0)
+	blk.unmap = keepOnly(uintptr(unsafe.Pointer(&page[0])), thinCode())
+	forker, errno := thinClone(uintptr(unsafe.Pointer(&page[0])))
+	unix.Close(p[0])
+	if errno == 0 {
+		reap(int(forker))
+		if blk.wpid < 0 {
+			errno = -blk.wpid
+		}
+	}
+	if errno != 0 {
+		unix.Close(p[1])
+		unix.Munmap(page)
+		return 0, nil, syscall.Errno(errno)
+	}
+	return int(blk.wpid), &thinWatch{page: page, blk: blk, wake: p[1]}, nil
+}
+
+// keepOnly lists the ranges of the user address space to unmap so that
+// only the page at blk and the two pages around code remain.
+func keepOnly(blk, code uintptr) [3][2]uintptr {
+	const low, top = thinPage, uintptr(0x7ffffffff000) // x86-64's user space, 4-level paging
+	codeLo := code&^(thinPage-1) - thinPage
+	codeHi := codeLo + 3*thinPage
+	a, b := [2]uintptr{codeLo, codeHi}, [2]uintptr{blk, blk + thinPage}
+	if b[0] < a[0] {
+		a, b = b, a
+	}
+	gap := func(lo, hi uintptr) [2]uintptr {
+		if hi <= lo {
+			return [2]uintptr{}
+		}
+		return [2]uintptr{lo, hi - lo}
+	}
+	return [3][2]uintptr{gap(low, a[0]), gap(a[1], b[0]), gap(b[1], top)}
+}
+
+// set stores the instructions and wakes the watchdog to read them. Its
+// error says the watchdog is gone: nobody reads the pipe any more.
+func (t *thinWatch) set(pgid int, stop, kill int64) error {
+	atomic.StoreInt64(&t.blk.stopAt, stop)
+	atomic.StoreInt64(&t.blk.killAt, kill)
+	if pgid > 0 {
+		atomic.StoreInt64(&t.blk.pgid, int64(pgid))
+	}
+	return t.poke()
+}
+
+// poke wakes the watchdog. A full pipe means it has wake-ups pending.
+func (t *thinWatch) poke() error {
+	if _, err := unix.Write(t.wake, []byte{1}); err == unix.EPIPE {
+		return err
+	}
+	return nil
+}
+
+func (t *thinWatch) fired() bool { return atomic.LoadInt64(&t.blk.fired) > 0 }
+
+// retire tells the watchdog zklock is done, ends and reaps it, and frees
+// the page once nothing runs on it. It returns whether the watchdog fired.
+func (t *thinWatch) retire(pid int) bool {
+	atomic.StoreInt64(&t.blk.done, 1)
+	_ = t.poke()
+	unix.Close(t.wake)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	reap(pid)
+	fired := t.fired()
+	unix.Munmap(t.page)
+	return fired
+}
+
+// reap waits for a child of zklock's to exit.
+func reap(pid int) {
+	for {
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+			return
+		}
+	}
+}

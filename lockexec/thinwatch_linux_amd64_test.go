@@ -1,0 +1,104 @@
+package lockexec
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/zklock/zklock/internal/zktest"
+)
+
+// TestThinBlockLayout: the assembly reads the shared page by offset; the
+// offsets it uses are these.
+func TestThinBlockLayout(t *testing.T) {
+	var b thinBlock
+	for _, f := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"pgid", unsafe.Offsetof(b.pgid), 0},
+		{"stopAt", unsafe.Offsetof(b.stopAt), 8},
+		{"killAt", unsafe.Offsetof(b.killAt), 16},
+		{"done", unsafe.Offsetof(b.done), 24},
+		{"fired", unsafe.Offsetof(b.fired), 32},
+		{"rfd", unsafe.Offsetof(b.rfd), 40},
+		{"stopped", unsafe.Offsetof(b.stopped), 48},
+		{"killed", unsafe.Offsetof(b.killed), 56},
+		{"name", unsafe.Offsetof(b.name), 64},
+		{"ts", unsafe.Offsetof(b.ts), 80},
+		{"pollfd", unsafe.Offsetof(b.pollfd), 96},
+		{"allMask", unsafe.Offsetof(b.allMask), 104},
+		{"oldMask", unsafe.Offsetof(b.oldMask), 112},
+		{"wpid", unsafe.Offsetof(b.wpid), 120},
+		{"unmap", unsafe.Offsetof(b.unmap), 128},
+		{"buf", unsafe.Offsetof(b.buf), 176},
+	} {
+		if f.got != f.want {
+			t.Errorf("thinBlock.%s at %d, the assembly reads it at %d", f.name, f.got, f.want)
+		}
+	}
+	if n := unsafe.Sizeof(b); n > thinPage/2 {
+		t.Errorf("thinBlock is %d bytes, more than half its page", n)
+	}
+}
+
+// TestThinWatchdogStandsAlone: on this platform the watchdog is the
+// in-memory one, and it keeps nothing of zklock's: not its memory (a few
+// pages of its own, so that the out-of-memory killer does not take it
+// with zklock), not its descriptors (only the pipe: a copy of the write
+// end would keep zklock's death from ending it), not its session.
+func TestThinWatchdogStandsAlone(t *testing.T) {
+	wd, err := StartWatchdog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wd.Retire()
+	if wd.thin == nil {
+		t.Fatal("the watchdog is a process of its own executable, not the in-memory one")
+	}
+	proc := "/proc/" + strconv.Itoa(wd.pid)
+	// StartWatchdog returns once the fork has; what the watchdog does
+	// first (its name, the unmapping, the descriptors) follows at once.
+	zktest.Eventually(t, waitTimeout, "its copy of zklock's memory and descriptors to go", func() bool {
+		fds, err := os.ReadDir(proc + "/fd")
+		return err == nil && len(fds) == 1 && fds[0].Name() == "0" &&
+			strings.Count(readProc(t, proc+"/maps"), "\n") <= 4
+	})
+	if status := readProc(t, proc+"/status"); !strings.Contains(status, "Name:\tzklock-watchdog\n") {
+		t.Errorf("its name is not zklock-watchdog:\n%s", status)
+	}
+	if rss := statusKiB(t, readProc(t, proc+"/status"), "VmRSS:"); rss > 64 {
+		t.Errorf("it holds %d KiB of memory, want a few pages", rss)
+	}
+	stat := readProc(t, proc+"/stat")
+	f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+2:])
+	if f[3] != strconv.Itoa(wd.pid) { // session, the 6th field
+		t.Errorf("it is in session %s, want its own", f[3])
+	}
+}
+
+func readProc(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func statusKiB(t *testing.T, status, key string) int {
+	t.Helper()
+	for _, line := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no %s in status", key)
+	return 0
+}

@@ -29,8 +29,10 @@ one line per check:
   the TLS handshake when TLS is on, a session with its negotiated timeout
   and the median round trip of a read;
   a session through the whole connect string, as run takes one, and its
-  timeout against the smallest safe one for its round trip (one that rides
-  out a leader election without stopping a command whose lock is kept);
+  timeout against the smallest safe one for its round trip (on an
+  ensemble, one that rides out a leader election without stopping a
+  command whose lock is kept; a standalone server has no election, so
+  there only a slow reply and a reconnect count);
   the credentials (--auth, --auth-file, --jaas, --sasl, x509) accepted;
   with --path: that this client may create the path, create a child, read
   it and delete it. It creates one uniquely named ephemeral child and
@@ -66,6 +68,9 @@ func (o *doctorOptions) run(ctx context.Context, u *ui) error {
 	safe := func(rtt time.Duration, tls bool) time.Duration {
 		return runner.SafeTimeout(rtt, tls, lockexec.DefaultKillGrace)
 	}
-	return doctor.Diagnose(ctx, doctor.Options{Conn: conn, Path: o.Path, Out: u.out, SafeTimeout: safe,
+	link := func(rtt time.Duration, tls bool) time.Duration {
+		return runner.LinkTimeout(rtt, tls, lockexec.DefaultKillGrace)
+	}
+	return doctor.Diagnose(ctx, doctor.Options{Conn: conn, Path: o.Path, Out: u.out, SafeTimeout: safe, LinkTimeout: link,
 		Symbols: canDraw(u.out, os.Getenv), Color: u.colorOut})
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zklock/zklock/internal/runner"
@@ -16,19 +17,31 @@ import (
 // limitValue is --limit: a semaphore's number of holders, at least 1. Its
 // zero value means the flag was not given (a plain lock), so a 0 typed on
 // the command line must fail here, at parse time, rather than quietly mean
-// "no semaphore".
+// "no semaphore". At most maxLimit: Curator counts leases in a Java int,
+// so a larger limit could not mean the same to its clients.
 type limitValue int
+
+const maxLimit = math.MaxInt32
 
 func (l *limitValue) String() string { return strconv.Itoa(int(*l)) }
 func (l *limitValue) Type() string   { return "N" }
 
 func (l *limitValue) Set(s string) error {
 	n, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) {
+		if strings.HasPrefix(s, "-") {
+			return fmt.Errorf("must be at least 1, not %s", s)
+		}
+		return fmt.Errorf("must be at most %d, not %s", maxLimit, s)
+	}
 	if err != nil {
 		return fmt.Errorf("%q is not a number", s)
 	}
 	if n < 1 {
 		return fmt.Errorf("must be at least 1, not %d", n)
+	}
+	if n > maxLimit {
+		return fmt.Errorf("must be at most %d, not %d", maxLimit, n)
 	}
 	*l = limitValue(n)
 	return nil

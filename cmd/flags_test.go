@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,8 @@ func TestRunFlagMeanings(t *testing.T) {
 		{[]string{"--kill-grace", "250ms"}, want{KillGrace: 250 * time.Millisecond}},
 		{nil, want{KillGrace: grace}},
 		{[]string{"--limit", "1"}, want{KillGrace: grace, Mode: lock.ModeLimit(1)}},
+		{[]string{"--limit", "2147483647"}, want{KillGrace: grace, Mode: lock.ModeLimit(2147483647)}},
+		{[]string{"--limit", "2", "--flavor", "curator"}, want{KillGrace: grace, Mode: lock.ModeLimit(2)}},
 		{[]string{"--shared"}, want{KillGrace: grace, Mode: lock.ModeShared}},
 		{[]string{"--timeout", "5ms"}, want{KillGrace: grace, Wait: runner.WaitAtMost(5 * time.Millisecond)}},
 		{[]string{"--timeout", "0"}, want{KillGrace: grace, Wait: runner.NoWait}},
@@ -66,6 +69,11 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"--limit", "0"}, `invalid argument "0" for "--limit" flag: must be at least 1, not 0`},
 		{[]string{"--limit", "-2"}, `invalid argument "-2" for "--limit" flag: must be at least 1, not -2`},
 		{[]string{"--limit", "x"}, `invalid argument "x" for "--limit" flag: "x" is not a number`},
+		{[]string{"--limit", "2147483648"}, `invalid argument "2147483648" for "--limit" flag: must be at most 2147483647, not 2147483648`},
+		{[]string{"--limit", "99999999999999999999"}, `invalid argument "99999999999999999999" for "--limit" flag: must be at most 2147483647, not 99999999999999999999`},
+		{[]string{"--limit", "-99999999999999999999"}, `for "--limit" flag: must be at least 1, not -99999999999999999999`},
+		{[]string{"--limit", "2", "--flavor", "curator-rw"}, "--limit uses Curator's semaphore layout, which has no read-write naming; drop --flavor curator-rw"},
+		{[]string{"--limit", "2", "--flavor", "kazoo"}, "--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; drop --flavor kazoo"},
 		{[]string{"-E", "x"}, `invalid argument "x" for "-E, --conflict-exit-code" flag: "x" is not a number`},
 		{[]string{"-E", "256"}, `invalid argument "256" for "-E, --conflict-exit-code" flag: must be between 0 and 255, not 256`},
 		{[]string{"--conflict-exit-code", "-1"}, `invalid argument "-1" for "-E, --conflict-exit-code" flag: must be between 0 and 255, not -1`},
@@ -132,5 +140,32 @@ func TestSessionTimeoutRange(t *testing.T) {
 		if o, err := g.connOptions(u); err != nil || o.SessionTimeout != d {
 			t.Errorf("--session-timeout %s passed on as %s (%v)", tc.s, o.SessionTimeout, err)
 		}
+	}
+}
+
+// TestLimitFlavorRefused: --limit with a flavor it cannot honour stops
+// before connecting, with one zklock: line and exit 64; the hint names
+// where the flavor came from, since a file's flavor has no flag to drop.
+func TestLimitFlavorRefused(t *testing.T) {
+	userPath, _ := configEnv(t, "flavor = \"curator-rw\"\n", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--flavor", "curator-rw", "--limit", "2"}, "zklock: --limit uses Curator's semaphore layout, which has no read-write naming; drop --flavor curator-rw (see zklock run --help)"},
+		{[]string{"--limit", "2"}, "zklock: --limit uses Curator's semaphore layout, which has no read-write naming; the flavor curator-rw comes from " + userPath + ":1: give --flavor curator (see zklock run --help)"},
+		{[]string{"--limit", "4294967297"}, `zklock: invalid argument "4294967297" for "--limit" flag: must be at most 2147483647, not 4294967297`},
+	} {
+		var stderr bytes.Buffer
+		args := append([]string{"--servers", "127.0.0.1:1", "--connect-timeout", "1s", "run", "--path", "/a"}, tc.args...)
+		code := run(context.Background(), append(args, "--", "true"), &bytes.Buffer{}, &stderr)
+		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and one line starting %q", tc.args, code, stderr.String(), ExitUsage, tc.want)
+		}
+	}
+	// --flavor curator on the command line overrides the file's.
+	if _, err := validated(t, "--path", "/a", "--limit", "2", "--flavor", "curator", "--", "true"); err != nil {
+		t.Errorf("--flavor curator over a file's curator-rw: %v", err)
 	}
 }

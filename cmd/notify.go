@@ -33,10 +33,19 @@ const (
 // never sends READY=1 otherwise, as the command's own belongs to the
 // daemon). NOTIFY_SOCKET itself is left for the command. A nil notifier
 // (no NOTIFY_SOCKET) does nothing.
+//
+// A zklock inside another's command finds NOTIFY_SOCKET too, passed on for
+// the daemon. The unit's status and its timeouts are the outermost
+// zklock's, the one systemd started: an inner one that said "holding" or
+// "released" for its own paths would overwrite the outer's status, and
+// say released while the outer still holds. So a nested zklock (nested
+// set) says nothing but READY=1 under --notify-ready, where it stands in
+// for the command's own.
 type notifier struct {
-	conn  *sdnotify.Conn
-	ready bool
-	warnf func(string, ...any)
+	conn   *sdnotify.Conn
+	ready  bool
+	nested bool
+	warnf  func(string, ...any)
 	// tick returns a channel ticking every d and its stop; a variable for
 	// the tests' own clock.
 	tick func(d time.Duration) (<-chan time.Time, func())
@@ -57,12 +66,16 @@ func newNotifier(getenv func(string) string, ready bool, warnf func(string, ...a
 		}
 		return nil
 	}
+	_, nested := runner.AncestorHolder(getenv)
+	if nested && !ready {
+		return nil
+	}
 	conn, err := sdnotify.Open(socket)
 	if err != nil {
 		warnf("cannot notify systemd: %v", err)
 		return nil
 	}
-	return &notifier{conn: conn, ready: ready, warnf: warnf, tick: tickEvery}
+	return &notifier{conn: conn, ready: ready, nested: nested, warnf: warnf, tick: tickEvery}
 }
 
 func tickEvery(d time.Duration) (<-chan time.Time, func()) {
@@ -73,6 +86,12 @@ func tickEvery(d time.Duration) (<-chan time.Time, func()) {
 // event tells systemd what e means for the unit.
 func (n *notifier) event(e runner.Event) {
 	if n == nil {
+		return
+	}
+	if n.nested {
+		if _, ok := e.(runner.Started); ok {
+			n.send("READY=1")
+		}
 		return
 	}
 	switch e := e.(type) {

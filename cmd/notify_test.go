@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/sdnotify"
 	"github.com/zklock/zklock/lock"
 )
 
@@ -116,4 +119,75 @@ func TestNotifierNone(t *testing.T) {
 	var nilNotifier *notifier
 	nilNotifier.event(runner.Started{PID: 1})
 	nilNotifier.close()
+}
+
+// TestNotifierNested: a zklock inside another's command (ZKLOCK_HELD names
+// an ancestor) leaves systemd's status and timeouts to the outer one: it
+// sends nothing at all, or, under --notify-ready, READY=1 alone when its
+// command starts. A ZKLOCK_HELD that names no ancestor (a copied
+// environment) changes nothing.
+func TestNotifierNested(t *testing.T) {
+	socket, next := notifySocket(t)
+	env := func(holder int) func(string) string {
+		return func(k string) string {
+			switch k {
+			case "NOTIFY_SOCKET":
+				return socket
+			case runner.EnvHeld:
+				return fmt.Sprintf("exclusive:0x1:%d:/outer/_c_a-lock-0000000001", holder)
+			}
+			return ""
+		}
+	}
+	var warned []string
+	warnf := func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }
+	if n := newNotifier(env(os.Getppid()), false, warnf); n != nil {
+		t.Fatalf("nested, without --notify-ready: a notifier")
+	}
+	events := []runner.Event{
+		runner.WaitStatus{Path: "/inner", Position: 2},
+		runner.WaitOver{Waited: time.Second},
+		runner.Acquired{Path: "/inner"},
+		runner.Started{PID: 4242},
+		runner.Revoked{RevokedError: &lock.RevokedError{Path: "/inner", Node: "/inner/x"}},
+		runner.Lost{Path: "/inner", Err: errors.New("gone")},
+		runner.Released{Paths: []string{"/inner"}},
+	}
+	n := newNotifier(env(os.Getppid()), true, warnf)
+	if n == nil {
+		t.Fatalf("nested, --notify-ready: no notifier: %v", warned)
+	}
+	for _, e := range events {
+		n.event(e)
+	}
+	n.close()
+	// The socket keeps its datagrams in order: a mark sent after the run
+	// comes right after whatever the run sent.
+	mark, err := sdnotify.Open(socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mark.Close()
+	if err := mark.Send("X_MARK=1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got != "READY=1\n" {
+		t.Errorf("nested, --notify-ready: first datagram %q, want READY=1 alone", got)
+	}
+	if got := next(); got != "X_MARK=1\n" {
+		t.Errorf("nested, --notify-ready: %q after READY=1, want nothing", got)
+	}
+
+	n = newNotifier(env(os.Getpid()), false, warnf)
+	if n == nil {
+		t.Fatalf("ZKLOCK_HELD naming no ancestor: no notifier: %v", warned)
+	}
+	n.event(runner.Acquired{Path: "/inner"})
+	n.close()
+	if got := next(); got != "STATUS=holding /inner\n" {
+		t.Errorf("ZKLOCK_HELD naming no ancestor: %q, want the status", got)
+	}
+	if len(warned) > 0 {
+		t.Errorf("warned: %v", warned)
+	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -143,7 +144,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f := c.Flags()
 	f.StringArrayVar(&o.Paths, "path", nil, "lock path, e.g. /locks/job (required); repeat to hold several locks at once")
 	f.BoolVar(&o.Shared, "shared", false, "take a shared (read) lock: shared holders run together, exclusive ones alone")
-	f.Var(&o.Limit, "limit", "semaphore: allow up to N (at least 1) holders at once (Curator InterProcessSemaphoreV2 layout)")
+	f.Var(&o.Limit, "limit", "semaphore: allow up to N (1 to 2147483647) holders at once (Curator InterProcessSemaphoreV2 layout; --flavor curator only)")
 	f.Var(&o.Flavor, "flavor", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
 	o.ConflictCode = ExitBusy
 	f.VarP((*exitCodeValue)(&o.ConflictCode), "conflict-exit-code", "E", "exit code instead of 75 when the lock is busy, --timeout expires or --once-per skips CMD (like flock -E)")
@@ -231,7 +232,12 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		// find the window open and run.
 		return ro, usageErrorf("--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit")
 	case o.Limit > 0 && flavor == lock.FlavorKazoo:
-		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; drop --flavor kazoo")
+		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; %s", o.Global.dropFlavor(flavor))
+	case o.Limit > 0 && flavor == lock.FlavorCuratorRW:
+		// A semaphore has one layout, InterProcessSemaphoreV2's; no
+		// read-write naming applies to it, and a Curator read-write lock
+		// never sees its leases.
+		return ro, usageErrorf("--limit uses Curator's semaphore layout, which has no read-write naming; %s", o.Global.dropFlavor(flavor))
 	}
 	conn, err := o.Global.connOptions(u)
 	if err != nil {
@@ -252,4 +258,17 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Logf:    u.progress(), Warnf: u.warnf,
 	}
 	return ro, nil
+}
+
+// dropFlavor is the hint for a flavor that --limit rules out: drop the
+// flag, or, for a flavor a file or the environment set, override it.
+func (g *globalOptions) dropFlavor(f lock.Flavor) string {
+	if g.settings != nil {
+		for _, row := range g.settings.rows {
+			if row.s.flag == "flavor" && row.origin.rank != fromFlag {
+				return fmt.Sprintf("the flavor %s comes from %s: give --flavor %s", f, row.origin.where, lock.FlavorCurator)
+			}
+		}
+	}
+	return "drop --flavor " + string(f)
 }

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"path"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/zktest"
 )
 
@@ -39,7 +41,22 @@ func line(t *testing.T, out, mark, subject, what string) {
 	t.Errorf("no line %q %q ... %q in:\n%s", mark, subject, what, out)
 }
 
-// TestDoctorHealthy: against a healthy server every check passes (exit 0);
+// smallestSafe is the figure of the timeout line: "the smallest safe: 7.8s".
+func smallestSafe(t *testing.T, out string) time.Duration {
+	t.Helper()
+	m := regexp.MustCompile(`the smallest safe: ([0-9.]+(ms|s))`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no smallest safe timeout in:\n%s", out)
+	}
+	d, err := time.ParseDuration(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestDoctorHealthy: against a healthy server every check passes (exit 0),
+// and the timeout is checked as a standalone server's, with no election;
 // the path it had to create is gone again at once, not left for the
 // container reaper, and a lock that is held meanwhile keeps its holder and
 // its queue.
@@ -56,6 +73,11 @@ func TestDoctorHealthy(t *testing.T) {
 	line(t, out, "ok", "session", "timeout 10s (asked for 10s)")
 	line(t, out, "ok", "auth", "none configured")
 	line(t, out, "ok", path, "created, read and deleted "+path+"/zklock.probe.")
+	// The server runs standalone: no election to count, only the link.
+	line(t, out, "ok", "timeout", "(a standalone server: no leader election to ride out)")
+	if safe := smallestSafe(t, out); safe >= runner.ElectionAllowance {
+		t.Errorf("the smallest safe timeout on a standalone server is %s, at least an election's %s", safe, runner.ElectionAllowance)
+	}
 	if ok, _, err := conn.Exists(path); err != nil || ok {
 		t.Errorf("%s left behind after doctor (exists %v, %v)", path, ok, err)
 	}
@@ -102,6 +124,10 @@ func TestDoctorMemberDown(t *testing.T) {
 		}
 	}
 	line(t, out, "ok", "session", "through")
+	line(t, out, "ok", "timeout", ", to ride out a leader election")
+	if safe := smallestSafe(t, out); safe < runner.ElectionAllowance {
+		t.Errorf("the smallest safe timeout on an ensemble is %s, less than an election's %s", safe, runner.ElectionAllowance)
+	}
 	line(t, out, "ok", path, "created, read and deleted")
 	if !strings.Contains(stderr, "zklock: doctor: 1 of ") {
 		t.Errorf("stderr does not count the one failure: %q", stderr)

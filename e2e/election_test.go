@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,9 +45,9 @@ func startHolders(t *testing.T, c *zktest.Cluster, n int, timeout string) *holde
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(string(b)), "0x"), 16, 64)
+		id, err := zktest.ParseSessionID(string(b))
 		if err != nil {
-			t.Fatalf("a holder's session id %q: %v", b, err)
+			t.Fatalf("a holder's %v", err)
 		}
 		h.sessions = append(h.sessions, id)
 	}

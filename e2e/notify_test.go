@@ -150,6 +150,43 @@ func TestNotify(t *testing.T) {
 	}
 }
 
+// TestNotifyNested: a zklock inside another's command leaves systemd's
+// status to the outer one, which systemd started: every STATUS= names the
+// outer path only, and the inner one's --notify-ready still sends READY=1
+// (once) for its command; the daemon below both gets NOTIFY_SOCKET.
+func TestNotifyNested(t *testing.T) {
+	l := listenNotify(t, filepath.Join(t.TempDir(), "notify"))
+	outer, inner := lockPath(t), lockPath(t)+"-inner"
+	dir := t.TempDir()
+	c := zklock(t, "run", "--path", outer, "--", "zklock", "run", "--notify-ready", "--path", inner,
+		"--", "sh", "-c", daemonScript, "sh", dir)
+	c.Env = append(c.Env, "NOTIFY_SOCKET="+l.name)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	all := l.until(t, "^STATUS=released "+regexp.QuoteMeta(outer)+"\n$")
+	for _, d := range all {
+		if strings.Contains(d, inner) {
+			t.Errorf("the inner zklock spoke of its path: %q", d)
+		}
+	}
+	if !slices.Contains(all, "STATUS=holding "+outer+"\n") {
+		t.Errorf("no holding status from the outer zklock: %q", all)
+	}
+	readies := slices.DeleteFunc(slices.Clone(all), func(d string) bool { return d != "READY=1\n" })
+	if len(readies) != 1 {
+		t.Errorf("READY=1 %d times, want once (the inner --notify-ready): %q", len(readies), all)
+	}
+	if !slices.Contains(all, "STATUS=the daemon speaks") {
+		t.Errorf("the daemon's own datagram did not arrive: %q", all)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "socket")); err != nil || string(got) != l.name {
+		t.Errorf("the command got NOTIFY_SOCKET=%q (%v), want %q", got, err, l.name)
+	}
+}
+
 // TestNotifyLost: systemd's status says when the lock is lost.
 func TestNotifyLost(t *testing.T) {
 	l := listenNotify(t, filepath.Join(t.TempDir(), "notify"))

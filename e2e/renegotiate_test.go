@@ -33,7 +33,10 @@ func TestTimeoutShrinksOnRollingRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	session := strings.TrimSpace(string(b))
+	session, err := zktest.ParseSessionID(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, s := range c.Servers() {
 		if err := s.SetConfig("maxSessionTimeout", "4000"); err != nil {
@@ -53,7 +56,7 @@ func TestTimeoutShrinksOnRollingRestart(t *testing.T) {
 	// the session, before the response is sent, and a cut then leaves
 	// the holder a timeout it can never learn (see zkconn/timeout.go).
 	zktest.Eventually(t, 20*time.Second, "the holder's session to run on 4s", func() bool {
-		return lastTimeout(p.holderErr.String()) == "4s" && sessionRunsOn(ctx, c, session, "4000")
+		return lastTimeout(p.holderErr.String()) == "4s" && sessionRunsOn(ctx, c, session, 4*time.Second)
 	})
 	for _, px := range proxies {
 		px.Cut()
@@ -66,17 +69,11 @@ func TestTimeoutShrinksOnRollingRestart(t *testing.T) {
 }
 
 // sessionRunsOn reports whether a server of c lists a connection of
-// session (hex, as ZKLOCK_SESSION_ID) with timeout ms.
-func sessionRunsOn(ctx context.Context, c *zktest.Cluster, session, ms string) bool {
+// session with the timeout given.
+func sessionRunsOn(ctx context.Context, c *zktest.Cluster, session int64, timeout time.Duration) bool {
 	for _, s := range c.Servers() {
-		out, err := zktest.Cons(ctx, s.Addr())
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(out, "\n") {
-			if strings.Contains(line, "sid="+session+",") && strings.Contains(line, ",to="+ms+",") {
-				return true
-			}
+		if sc, ok, err := zktest.ConsSession(ctx, s.Addr(), session); err == nil && ok && sc.Timeout == timeout {
+			return true
 		}
 	}
 	return false

@@ -1,8 +1,12 @@
 package zkconn
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // The keepalive is the session's own heartbeat, beside go-zookeeper's pings
@@ -131,12 +135,31 @@ func (c *Client) keepalive() {
 // is the keepalive's first request, after the session is up, so it never
 // delays a command.
 func (c *Client) learnMode() {
-	data, _, err := c.conn.Get(configNode)
-	if err == nil && standaloneConfig(data) {
+	// No context: the read ends with the session, and must not be cut
+	// short while it lives.
+	if alone, err := c.Standalone(context.Background()); err == nil && alone {
 		c.wire.mu.Lock()
 		c.wire.standalone = true
 		c.wire.mu.Unlock()
 	}
+}
+
+// Standalone reads whether the server runs alone, with no ensemble and
+// so no leader election: its /zookeeper/config names no servers (see
+// quorum.go). A server too old to publish that node (before 3.5) counts as
+// a member of an ensemble, where an election may come.
+func (c *Client) Standalone(ctx context.Context) (bool, error) {
+	data, err := call(ctx, func() ([]byte, error) {
+		data, _, err := c.conn.Get(configNode)
+		return data, err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, c.wrap(OpRead, configNode, err)
+	}
+	return standaloneConfig(data), nil
 }
 
 // maxRefusals is how many connections in a row may carry the session and

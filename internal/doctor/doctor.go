@@ -28,9 +28,13 @@ type Options struct {
 	Path string
 	Out  io.Writer
 	// SafeTimeout is the smallest session timeout that a run's loss
-	// budget can afford at a round trip (over TLS or not): the session's
-	// timeout is checked against it.
+	// budget can afford at a round trip (over TLS or not), a leader
+	// election included: the session's timeout is checked against it on
+	// an ensemble.
 	SafeTimeout func(rtt time.Duration, tls bool) time.Duration
+	// LinkTimeout is the same with no election: the figure for a
+	// standalone server, which has none.
+	LinkTimeout func(rtt time.Duration, tls bool) time.Duration
 	// Symbols prints ✓ and ✗; otherwise plain ASCII "ok" and "FAIL".
 	// Color colours them.
 	Symbols, Color bool
@@ -74,7 +78,7 @@ func Diagnose(ctx context.Context, o Options) error {
 	for _, s := range o.Conn.ConnString.Servers {
 		serverChecks(ctx, o.Conn, s, add)
 	}
-	ensembleChecks(ctx, o.Conn, o.Path, o.SafeTimeout, add)
+	ensembleChecks(ctx, o, add)
 	return verdict(checks)
 }
 
@@ -129,7 +133,8 @@ func latency(ctx context.Context, c *zkconn.Client) (time.Duration, error) {
 
 // ensembleChecks takes a session as zklock run would, through the whole
 // connect string, and checks the credentials and the lock path with it.
-func ensembleChecks(ctx context.Context, conn zkconn.Options, path string, safeTimeout func(time.Duration, bool) time.Duration, add func(Check)) {
+func ensembleChecks(ctx context.Context, o Options, add func(Check)) {
+	conn, path := o.Conn, o.Path
 	c, err := zkconn.Dial(ctx, conn)
 	if err != nil {
 		if zkconn.IsPermission(err) || errors.As(err, new(*zkconn.SASLError)) {
@@ -142,7 +147,14 @@ func ensembleChecks(ctx context.Context, conn zkconn.Options, path string, safeT
 	defer c.Close()
 	add(Check{Subject: "session", Detail: fmt.Sprintf("0x%x through %s, timeout %s (asked for %s)",
 		c.SessionID(), c.Server(), c.NegotiatedTimeout(), conn.SessionTimeout)})
-	add(timeoutCheck(c, conn, safeTimeout))
+	// A server whose mode cannot be read counts as an ensemble's member:
+	// the larger figure, with an election, is the safe side.
+	standalone, _ := c.Standalone(ctx)
+	safe := o.SafeTimeout
+	if standalone {
+		safe = o.LinkTimeout
+	}
+	add(timeoutCheck(c, conn, safe, standalone))
 	add(Check{Subject: "auth", Detail: authDetail(conn)})
 	if path == "" {
 		return
@@ -164,23 +176,32 @@ func ensembleChecks(ctx context.Context, conn zkconn.Options, path string, safeT
 type TimeoutError struct {
 	Timeout, Asked time.Duration // granted, and asked for
 	RoundTrip      time.Duration
-	Safe           time.Duration // Options.SafeTimeout's
+	Safe           time.Duration // Options.SafeTimeout's, or LinkTimeout's
+	// Standalone says the server runs alone: Safe counts no election.
+	Standalone bool
 }
 
 func (e *TimeoutError) Error() string {
+	if e.Standalone {
+		return fmt.Sprintf("%s is shorter than %s, the smallest safe session timeout at a round trip of %s on a standalone server: a slow reply or a reconnect may stop a run's command while ZooKeeper still keeps its lock",
+			e.Timeout, e.Safe, ms(e.RoundTrip))
+	}
 	return fmt.Sprintf("%s is shorter than %s, the smallest safe session timeout at a round trip of %s: a leader election may stop a run's command while ZooKeeper still keeps its lock",
 		e.Timeout, e.Safe, ms(e.RoundTrip))
 }
 
 // timeoutCheck compares the session's timeout with the smallest safe one
 // for its round trip, as run does when it connects.
-func timeoutCheck(c *zkconn.Client, conn zkconn.Options, safeTimeout func(rtt time.Duration, tls bool) time.Duration) Check {
+func timeoutCheck(c *zkconn.Client, conn zkconn.Options, safeTimeout func(rtt time.Duration, tls bool) time.Duration, standalone bool) Check {
 	rtt := c.RoundTrip()
-	e := &TimeoutError{Timeout: c.Contact().Timeout, Asked: conn.SessionTimeout, RoundTrip: rtt, Safe: safeTimeout(rtt, conn.TLS != nil)}
+	e := &TimeoutError{Timeout: c.Contact().Timeout, Asked: conn.SessionTimeout, RoundTrip: rtt, Safe: safeTimeout(rtt, conn.TLS != nil), Standalone: standalone}
 	if e.Timeout < e.Safe {
 		return Check{Subject: "timeout", Err: e}
 	}
-	return Check{Subject: "timeout", Detail: fmt.Sprintf("%s, at a round trip of %s; the smallest safe: %s", e.Timeout, ms(rtt), e.Safe)}
+	if standalone {
+		return Check{Subject: "timeout", Detail: fmt.Sprintf("%s, at a round trip of %s; the smallest safe: %s (a standalone server: no leader election to ride out)", e.Timeout, ms(rtt), e.Safe)}
+	}
+	return Check{Subject: "timeout", Detail: fmt.Sprintf("%s, at a round trip of %s; the smallest safe: %s, to ride out a leader election", e.Timeout, ms(rtt), e.Safe)}
 }
 
 // authDetail says which credentials the session carries, never a secret.

@@ -116,7 +116,13 @@ func (g *guard) watch(ctx context.Context, gone <-chan error) error {
 		ct := g.src.Contact()
 		if first || ct.Timeout != last.Timeout || ct.Granted != last.Granted || ct.Pending != last.Pending {
 			budget = NewBudget(ct.Timeout, g.killGrace)
-			g.sayTimeout(ct, budget, first)
+			switch {
+			case first:
+				g.sayBudget("session timeout %s", budget)
+			case ct.Timeout != last.Timeout:
+				g.sayBudget("session timeout now %s", budget)
+			}
+			g.sayGranted(ct, budget)
 		}
 		last = ct
 		stop, kill := budget.Stop(ct.QuorumHeard), budget.Kill(ct.QuorumHeard)
@@ -144,17 +150,23 @@ func (g *guard) watch(ctx context.Context, gone <-chan error) error {
 	}
 }
 
-// sayTimeout tells -v how the session timeout is spent, and each change.
-func (g *guard) sayTimeout(ct zkconn.Contact, b Budget, first bool) {
+// sayBudget tells -v how the session timeout is spent: at the start, and
+// each time the timeout changes (a reconnect granted the one in effect
+// leaves the budget as it was, so it is not said again).
+func (g *guard) sayBudget(what string, b Budget) {
 	if g.logf == nil {
 		return
 	}
-	what := "session timeout %s"
-	if !first {
-		what = "session timeout now %s"
-	}
 	g.logf(what+"; if the ensemble does not confirm the session for %s the command is stopped (SIGTERM, then SIGKILL %s later), %s before the session could expire",
 		b.Timeout, b.Deadline, b.Grace, b.Left())
+}
+
+// sayGranted tells -v why a timeout the server granted is not the one
+// the deadlines count with.
+func (g *guard) sayGranted(ct zkconn.Contact, b Budget) {
+	if g.logf == nil {
+		return
+	}
 	switch {
 	case ct.Pending > 0:
 		g.logf("the server granted %s on reconnecting; %s counts until the quorum confirms it", ct.Granted, b.Timeout)

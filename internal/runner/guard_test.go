@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -296,7 +297,6 @@ func TestGuardGrownTimeoutWaits(t *testing.T) {
 	<-r.logs
 	r.src.set(zkconn.Contact{QuorumHeard: t0, Timeout: T, Granted: 10 * time.Second, Pending: 10 * time.Second})
 	r.armed(t)
-	<-r.logs
 	if line := <-r.logs; line != "the server granted 10s on reconnecting; 4s counts until the quorum confirms it" {
 		t.Errorf("-v said %q", line)
 	}
@@ -304,6 +304,51 @@ func TestGuardGrownTimeoutWaits(t *testing.T) {
 	case got := <-r.ren.ch:
 		t.Fatalf("renewed %v although the deadlines did not move", got)
 	default:
+	}
+}
+
+// TestGuardSaysOnlyNewTimeouts: -v says "session timeout now" only when
+// the timeout in effect changes, not for each reconnect that was granted
+// the one the session already had, nor for each confirmation.
+func TestGuardSaysOnlyNewTimeouts(t *testing.T) {
+	const T = 10 * time.Second
+	r := startGuard(t, zkconn.Contact{QuorumHeard: t0, Timeout: T, Granted: T}, time.Second)
+	r.ren.next(t)
+	r.armed(t)
+	if line := <-r.logs; line[:len("session timeout 10s;")] != "session timeout 10s;" {
+		t.Fatalf("-v said %q first", line)
+	}
+	// Each step's lines are all logged before the guard arms its timer.
+	steps := []struct {
+		ct   zkconn.Contact
+		want []string
+	}{
+		// A reconnect granted what the session has.
+		{zkconn.Contact{QuorumHeard: t0.Add(time.Second), Timeout: T, Granted: T}, nil},
+		// One granted more than the session was created with.
+		{zkconn.Contact{QuorumHeard: t0.Add(2 * time.Second), Timeout: T, Granted: 20 * time.Second},
+			[]string{"the server granted 20s on reconnecting; 10s still counts: a newly elected leader goes back to the timeout the session was created with"}},
+		// Back on a server that grants the session's own timeout.
+		{zkconn.Contact{QuorumHeard: t0.Add(3 * time.Second), Timeout: T, Granted: T}, nil},
+		// A real change is still said.
+		{zkconn.Contact{QuorumHeard: t0.Add(4 * time.Second), Timeout: 4 * time.Second, Granted: 4 * time.Second},
+			[]string{"session timeout now 4s;"}},
+	}
+	for i, st := range steps {
+		r.clock.set(st.ct.QuorumHeard)
+		r.src.set(st.ct)
+		r.armed(t)
+		var got []string
+		for len(r.logs) > 0 {
+			got = append(got, <-r.logs)
+		}
+		ok := len(got) == len(st.want)
+		for j := 0; ok && j < len(got); j++ {
+			ok = strings.HasPrefix(got[j], st.want[j])
+		}
+		if !ok {
+			t.Errorf("step %d (%+v): -v said %q, want lines starting %q", i, st.ct, got, st.want)
+		}
 	}
 }
 

@@ -111,6 +111,19 @@ func parseHeld(v string) []hold {
 	return out
 }
 
+// AncestorHolder returns the pid of a zklock that holds a lock for this
+// process: an entry of EnvHeld (as getenv gives it) that names an
+// ancestor. A copied environment names none. It says that this zklock
+// runs inside another's command, which speaks for the service already.
+func AncestorHolder(getenv func(string) string) (pid int, ok bool) {
+	for _, h := range parseHeld(getenv(EnvHeld)) {
+		if isAncestor(h.PID) {
+			return h.PID, true
+		}
+	}
+	return 0, false
+}
+
 // formatHeld writes holds as EnvHeld's value.
 func formatHeld(hs []hold) string {
 	s := make([]string, len(hs))

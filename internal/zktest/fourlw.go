@@ -141,6 +141,8 @@ type SessionConn struct {
 	LastXid int64
 	// LastOp is the last operation answered ("PING", "SYNC", …).
 	LastOp string
+	// Timeout is the session timeout negotiated on this connection.
+	Timeout time.Duration
 }
 
 // ConsSession reads the connection that carries session id on the server
@@ -178,6 +180,10 @@ func parseConsSession(out string, id int64) (SessionConn, bool, error) {
 				c.LastXid, err = strconv.ParseInt(strings.TrimPrefix(v, "0x"), 16, 64)
 			case "lop":
 				c.LastOp = v
+			case "to":
+				var ms int64
+				ms, err = strconv.ParseInt(v, 10, 64)
+				c.Timeout = time.Duration(ms) * time.Millisecond
 			}
 			if err != nil {
 				return SessionConn{}, false, fmt.Errorf("cons: %s: %w", f, err)
@@ -290,6 +296,17 @@ func parseSessionID(s string) (int64, error) {
 // formatSessionID formats a session id the way ZooKeeper prints it.
 func formatSessionID(id int64) string {
 	return "0x" + strconv.FormatUint(uint64(id), 16)
+}
+
+// ParseSessionID reads a session id in hex, as ZKLOCK_SESSION_ID and
+// `cons` write it ("0x10000a1b2c30001"; the 0x and surrounding space are
+// optional), the inverse of formatSessionID.
+func ParseSessionID(s string) (int64, error) {
+	u, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(s), "0x"), 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("session id %q: %w", s, err)
+	}
+	return int64(u), nil
 }
 
 // WatchSummary is wchs's reply.

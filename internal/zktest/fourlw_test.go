@@ -261,10 +261,28 @@ func TestParseConsSession(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("%v, %v", ok, err)
 	}
-	if want := (SessionConn{Received: 12, LastXid: 0x1f, LastOp: "PING"}); c != want {
+	if want := (SessionConn{Received: 12, LastXid: 0x1f, LastOp: "PING", Timeout: 4 * time.Second}); c != want {
 		t.Fatalf("got %+v, want %+v", c, want)
 	}
 	if _, ok, err := parseConsSession(out, 0x10000a1b2c3); ok || err != nil {
 		t.Fatalf("an absent session: %v, %v", ok, err)
+	}
+}
+
+// TestParseSessionID: ZKLOCK_SESSION_ID as a command writes it to a file
+// reads back as the id that `cons` names, a server id of 128 or more (the
+// top bit set) included.
+func TestParseSessionID(t *testing.T) {
+	for _, id := range []int64{0x10000a1b2c30001, -0x7ffff5e4d3cfffff} {
+		for _, s := range []string{formatSessionID(id), formatSessionID(id) + "\n", strings.TrimPrefix(formatSessionID(id), "0x")} {
+			if got, err := ParseSessionID(s); err != nil || got != id {
+				t.Errorf("%q: %#x, %v; want %#x", s, got, err, id)
+			}
+		}
+	}
+	for _, s := range []string{"", "0x", "0xzz", "0x1ffffffffffffffff"} {
+		if _, err := ParseSessionID(s); err == nil {
+			t.Errorf("%q: no error", s)
+		}
 	}
 }

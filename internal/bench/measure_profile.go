@@ -155,27 +155,17 @@ func measureFloors(ctx context.Context, e *env, cfg Config, t *Tool, p *Profile)
 // costProbe is one process that measureCosts runs.
 type costProbe struct {
 	what, meaning string
-	argv, env     []string
-	stdin         string // a file for standard input; "" for /dev/null
+	argv          []string
 }
 
 // measureCosts splits what a run costs into the processes it starts and
 // their start-up, each a process the driver runs ProfileRuns times,
 // interleaved, timing its wall clock and its CPU time (rusage): the fork
 // and exec floor, the Go runtime's start (the minimal runner refusing its
-// arguments), zklock's start (its package initialisation and command
-// line, `zklock version`), and zklock's watchdog on its own (started as
-// zklock starts it, told "ok" at once).
+// arguments), and zklock's start (its package initialisation and command
+// line, `zklock version`). zklock's watchdog is not among them: it is
+// forked from zklock without an exec, so its cost is part of the run's.
 func measureCosts(ctx context.Context, e *env, cfg Config, zl, minimal *Tool, p *Profile) error {
-	dir, err := os.MkdirTemp(filepath.Dir(e.lockDir), "costs-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	ok := filepath.Join(dir, "ok")
-	if err := os.WriteFile(ok, []byte("ok\n"), 0o644); err != nil {
-		return err
-	}
 	zbin := zl.argv("/x", nil)[0]
 	probes := []costProbe{
 		{what: "`true`", meaning: "fork, exec and exit of a small C program: the floor under every process", argv: []string{e.trueBin}},
@@ -185,10 +175,7 @@ func measureCosts(ctx context.Context, e *env, cfg Config, zl, minimal *Tool, p 
 			meaning: "the Go runtime's start and exit (it refuses its arguments at once)", argv: []string{minimal.argv("/x", nil)[0]}})
 	}
 	probes = append(probes,
-		costProbe{what: "`zklock version`", meaning: "zklock's start: the runtime, the package initialisation of everything linked (the Kerberos stack's included) and the command line", argv: []string{zbin, "version"}},
-		costProbe{what: "zklock's watchdog alone", meaning: "the second process of a holder: zklock started again in watchdog mode, told \"ok\" at once",
-			argv: []string{zbin}, env: []string{"ZKLOCK_INTERNAL_WATCHDOG=1", "GOMAXPROCS=1", "GOGC=off"}, stdin: ok},
-	)
+		costProbe{what: "`zklock version`", meaning: "zklock's start: the runtime, the package initialisation of everything linked (the Kerberos stack's included) and the command line", argv: []string{zbin, "version"}})
 	wall := make([][]float64, len(probes))
 	cpu := make([][]float64, len(probes))
 	for i := 0; i < cfg.ProfileRuns && ctx.Err() == nil; i++ {
@@ -214,15 +201,6 @@ func costOnce(ctx context.Context, e *env, pr costProbe) (wall, cpu float64, err
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, pr.argv[0], pr.argv[1:]...)
-	cmd.Env = append(os.Environ(), pr.env...)
-	if pr.stdin != "" {
-		f, err := os.Open(pr.stdin)
-		if err != nil {
-			return 0, 0, err
-		}
-		defer f.Close()
-		cmd.Stdin = f
-	}
 	start := time.Now()
 	err = cmd.Run()
 	wall = float64(time.Since(start)) / 1e6

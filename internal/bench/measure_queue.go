@@ -128,7 +128,7 @@ func queueOne(ctx context.Context, e *env, t *Tool, addr, dir, ns string, q *Que
 }
 
 // waitersRSS is the median and the largest resident set of the waiters,
-// each with its children (zklock starts its watchdog while it connects), as
+// each with its children (its watchdog, once it is next in line), as
 // in the memory test.
 func waitersRSS(waiters []*proc) (median, largest int64) {
 	var rss []int64

@@ -265,25 +265,24 @@ func profileSummary(p *Profile) string {
 }
 
 // cpuShares says where zklock's CPU time per uncontended run goes beyond
-// the minimal runner's, from the processes measured on their own; empty
-// when a part was not measured.
+// the minimal runner's: zklock's start, measured on its own, and the rest;
+// empty when a part was not measured.
 func (r *Results) cpuShares() string {
 	zl, mn, p := r.latency("zklock"), r.latency("minimal"), r.Profile
 	if zl == nil || mn == nil || p == nil || zl.CPU.N == 0 || mn.CPU.N == 0 {
 		return ""
 	}
 	cost := func(what string) *Cost { return find(p.Costs, func(c *Cost) bool { return c.What == what }) }
-	wd, zv, ms0 := cost("zklock's watchdog alone"), cost("`zklock version`"), cost("minimal runner, no arguments")
-	if wd == nil || zv == nil || ms0 == nil {
+	zv, ms0 := cost("`zklock version`"), cost("minimal runner, no arguments")
+	if zv == nil || ms0 == nil {
 		return ""
 	}
 	extra := zl.CPU.P50 - mn.CPU.P50
 	start := zv.CPUMS - ms0.CPUMS
-	rest := extra - wd.CPUMS - start
-	s := fmt.Sprintf("An uncontended zklock run takes %s ms of CPU, the minimal runner %s ms: %s ms more. The watchdog, a second Go process, accounts for up to %s ms of it (its whole start and exit, measured alone; in a short run it is killed before it is done starting), and zklock's own start for %s ms more than the minimal runner's (the package initialisation of everything linked, the Kerberos stack's included, and the command line).",
-		ms(zl.CPU.P50), ms(mn.CPU.P50), ms(extra), ms(wd.CPUMS), ms(start))
-	if rest > 0 {
-		s += fmt.Sprintf(" That leaves about %s ms for the run's own work beyond the minimal runner's: the keepalive, the own-node watch, the loss guard and the command's supervision.", ms(rest))
+	s := fmt.Sprintf("An uncontended zklock run takes %s ms of CPU, the minimal runner %s ms: %s ms more. zklock's own start accounts for %s ms of it (the package initialisation of everything linked, the Kerberos stack's included, and the command line).",
+		ms(zl.CPU.P50), ms(mn.CPU.P50), ms(extra), ms(start))
+	if rest := extra - start; rest > 0 {
+		s += fmt.Sprintf(" That leaves about %s ms for the run's own work beyond the minimal runner's: the keepalive, the own-node watch, the loss guard, the command's supervision and the watchdog, which zklock forks without an exec (on linux/amd64; elsewhere it is zklock's executable started again).", ms(rest))
 	}
 	return s
 }

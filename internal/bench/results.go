@@ -155,8 +155,8 @@ type MemoryResult struct {
 	Processes int   `json:"processes"`
 	// PssKiB is Pss summed the same way: shared pages (an executable's,
 	// shared libraries') counted in proportion to the processes sharing
-	// them, so it adds up to what the host spends. zklock's watchdog is
-	// zklock's own executable, whose pages VmRSS counts twice.
+	// them, so it adds up to what the host spends: pages that a forked
+	// process still shares with its parent, which VmRSS counts twice.
 	PssKiB int64 `json:"pss_kib,omitempty"`
 	// PrivateKiB is Private_Dirty summed the same way: what the waiter's
 	// processes have to themselves.

@@ -127,8 +127,15 @@ func startThin() (int, *thinWatch, error) {
 	unix.Close(p[0])
 	if errno == 0 {
 		reap(int(forker))
-		if blk.wpid < 0 {
+		switch {
+		case blk.wpid < 0:
 			errno = -blk.wpid
+		case blk.wpid == 0:
+			// The forker was killed before its fork returned (a
+			// SIGKILL to zklock's group, say): whether a watchdog
+			// runs is unknown, and 0 is no pid to keep, for kill(2)
+			// reads it as zklock's own process group.
+			errno = int64(syscall.ECHILD)
 		}
 	}
 	if errno != 0 {

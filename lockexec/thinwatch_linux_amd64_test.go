@@ -2,9 +2,12 @@ package lockexec
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/zklock/zklock/internal/zktest"
@@ -101,4 +104,67 @@ func statusKiB(t *testing.T, status, key string) int {
 	}
 	t.Fatalf("no %s in status", key)
 	return 0
+}
+
+// TestThinForkerKilled: the short-lived process that forks the watchdog
+// can be killed before its fork returns (a SIGKILL to zklock's group, or
+// to its pids one by one). The watchdog's pid is then unknown, and a pid
+// of 0 would be the worst answer: kill(0, SIGKILL) in Retire is zklock's
+// own process group. A start whose forker died says so instead, and the
+// watchdog process stands in for it.
+func TestThinForkerKilled(t *testing.T) {
+	before := map[int]bool{}
+	for _, pid := range ownChildren() {
+		before[pid] = true
+	}
+	stop := make(chan struct{})
+	hunted := make(chan struct{})
+	// Kills every new child of this process as soon as it shows: the
+	// forkers, and the watchdogs that get that far.
+	go func() {
+		defer close(hunted)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, pid := range ownChildren() {
+				if !before[pid] {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	}()
+	defer func() { close(stop); <-hunted }()
+	disturbed := 0
+	for deadline := time.Now().Add(waitTimeout); disturbed < 5 && time.Now().Before(deadline); {
+		pid, tw, err := startThin()
+		if err != nil {
+			disturbed++
+			continue
+		}
+		if pid <= 0 {
+			t.Fatalf("the watchdog started as pid %d", pid)
+		}
+		tw.retire(pid)
+	}
+	if disturbed == 0 {
+		t.Error("no start of the watchdog was disturbed; the test proves nothing")
+	}
+}
+
+// ownChildren lists this process's children, from every thread.
+func ownChildren() []int {
+	var out []int
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, path := range tasks {
+		b, _ := os.ReadFile(path)
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }

@@ -127,8 +127,11 @@ func startThin() (int, *thinWatch, error) {
 	unix.Close(p[0])
 	if errno == 0 {
 		reap(int(forker))
-		if blk.wpid < 0 {
+		switch {
+		case blk.wpid < 0:
 			errno = -blk.wpid
+		case blk.wpid == 0: // the forker died before it said
+			errno = int64(syscall.ECHILD)
 		}
 	}
 	if errno != 0 {

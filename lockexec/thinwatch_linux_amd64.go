@@ -177,11 +177,14 @@ func startThin() (pid int, tw *thinWatch, err error) {
 	copy(blk.name[:], "zklock-watchdog")
 	blk.pollfd = unix.PollFd{Fd: 0, Events: unix.POLLIN}
 	blk.allMask = ^uint64(0)
-	blk.unmap = keepOnly(uintptr(unsafe.Pointer(&page[0])), thinCode())
+	keep := thinKeeps(uintptr(unsafe.Pointer(&page[0])), thinCode())
+	blk.unmap = keepOnly(keep)
 	if thinUnmapsItsCode {
 		blk.unmap = [3][2]uintptr{{thinPage, userTop - thinPage}}
 	}
-	forker, errno := thinClone(uintptr(unsafe.Pointer(&page[0])))
+	forker, errno := forkLight(keep, func() (int64, int64) {
+		return thinClone(uintptr(unsafe.Pointer(&page[0])))
+	})
 	unix.Close(p[0])
 	unix.Close(ready[1])
 	if errno == 0 {
@@ -214,23 +217,29 @@ func startThin() (pid int, tw *thinWatch, err error) {
 	return pid, &thinWatch{page: page, blk: blk, wake: p[1]}, nil
 }
 
-// keepOnly lists the ranges of the user address space to unmap so that
-// only the page at blk and the two pages around code remain.
-func keepOnly(blk, code uintptr) [3][2]uintptr {
-	const low, top = thinPage, userTop
+// thinKeeps is what the watchdog keeps of the address space, as (start,
+// end) ranges in ascending order: the page at blk, and the pages around
+// code, the start of its loop.
+func thinKeeps(blk, code uintptr) [2][2]uintptr {
 	codeLo := code&^(thinPage-1) - thinPage
-	codeHi := codeLo + 3*thinPage
-	a, b := [2]uintptr{codeLo, codeHi}, [2]uintptr{blk, blk + thinPage}
+	a, b := [2]uintptr{codeLo, codeLo + 3*thinPage}, [2]uintptr{blk, blk + thinPage}
 	if b[0] < a[0] {
 		a, b = b, a
 	}
+	return [2][2]uintptr{a, b}
+}
+
+// keepOnly lists the ranges of the user address space to unmap, as
+// (address, length), so that only keep remains.
+func keepOnly(keep [2][2]uintptr) [3][2]uintptr {
 	gap := func(lo, hi uintptr) [2]uintptr {
 		if hi <= lo {
 			return [2]uintptr{}
 		}
 		return [2]uintptr{lo, hi - lo}
 	}
-	return [3][2]uintptr{gap(low, a[0]), gap(a[1], b[0]), gap(b[1], top)}
+	a, b := keep[0], keep[1]
+	return [3][2]uintptr{gap(thinPage, a[0]), gap(a[1], b[0]), gap(b[1], userTop)}
 }
 
 // set stores the instructions and wakes the watchdog to read them. Its
@@ -275,4 +284,26 @@ func reap(pid int) {
 			return
 		}
 	}
+}
+
+// forkLight runs fork with every mapping of zklock's marked MADV_DONTFORK
+// but the ranges the watchdog keeps: the kernel then copies no page tables of zklock's heap and
+// stacks into the watchdog, and leaves zklock's own pages writable, where
+// a fork would make each fault on its next write. The marks go once fork
+// returns, as far as the first mapping that refuses to lose one (the
+// kernel's vvar page, at the top): the marks left there matter to no one,
+// since zklock starts every other process with vfork, which copies no
+// mappings. Whatever the fork copies all the same, the watchdog unmaps.
+func forkLight(keep [2][2]uintptr, fork func() (int64, int64)) (int64, int64) {
+	advise := func(lo, n uintptr, advice int) {
+		if n > 0 {
+			_, _, _ = unix.Syscall(unix.SYS_MADVISE, lo, n, uintptr(advice))
+		}
+	}
+	advise(thinPage, userTop-thinPage, unix.MADV_DONTFORK)
+	defer advise(thinPage, userTop-thinPage, unix.MADV_DOFORK)
+	for _, k := range keep {
+		advise(k[0], k[1]-k[0], unix.MADV_DOFORK)
+	}
+	return fork()
 }

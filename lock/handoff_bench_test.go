@@ -34,23 +34,28 @@ func BenchmarkHandoff(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				got := make(chan error, 1)
+				// The waiter's lease comes back to be released here, with
+				// the clock stopped: released in the background, it could
+				// still hold its node when the next round's holder joins,
+				// which would then wait behind it and watch its own node.
+				type result struct {
+					l   *Lease
+					err error
+				}
+				got := make(chan result, 1)
 				go func() {
 					l, err := Acquire(ctx, waiterC, path, Request{})
 					if err == nil && mode == "exists-after" {
 						err = l.Verify(ctx)
 					}
-					got <- err
-					if l != nil {
-						l.Release(ctx)
-					}
+					got <- result{l, err}
 				}()
 				// Start the clock only once the waiter watches both nodes
 				// (a waiter that gave up instead fails the benchmark).
 				for deadline := time.Now().Add(30 * time.Second); ; {
 					select {
-					case err := <-got:
-						b.Fatalf("the waiter returned before the release: %v", err)
+					case r := <-got:
+						b.Fatalf("the waiter returned before the release: %v", r.err)
 					default:
 					}
 					if time.Now().After(deadline) {
@@ -75,9 +80,15 @@ func BenchmarkHandoff(b *testing.B) {
 				if err := holder.Release(ctx); err != nil {
 					b.Fatal(err)
 				}
-				if err := <-got; err != nil {
+				r := <-got
+				if r.err != nil {
+					b.Fatal(r.err)
+				}
+				b.StopTimer()
+				if err := r.l.Release(ctx); err != nil {
 					b.Fatal(err)
 				}
+				b.StartTimer() // b.Loop wants it running
 			}
 		})
 	}

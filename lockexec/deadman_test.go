@@ -38,12 +38,18 @@ func eachWatchdog(t *testing.T, test func(t *testing.T)) {
 // notBefore, and leave none of the pids alive.
 func unrenewed(t *testing.T, script string, stop, kill, notBefore time.Duration) {
 	t.Helper()
-	s, dir := shSpec(t, script)
 	wd, err := StartWatchdog()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wd.Retire()
+	unrenewedWith(t, wd, script, stop, kill, notBefore)
+}
+
+// unrenewedWith is unrenewed with a watchdog the caller started.
+func unrenewedWith(t *testing.T, wd *Watchdog, script string, stop, kill, notBefore time.Duration) {
+	t.Helper()
+	s, dir := shSpec(t, script)
 	s.Watchdog = wd
 	start := time.Now()
 	wd.Renew(start.Add(stop), start.Add(kill))

@@ -39,6 +39,12 @@ import (
 // pages of its code, so that zklock's later writes copy nothing: its
 // memory is a few pages of its own. What the fork costs zklock is the copy
 // of its page tables and a fault on the first write to each page after it.
+//
+// zklock takes it for its watchdog only once it has said it is ready, after
+// the unmapping: where the process holds something the loop needs in the
+// memory it gives up (an emulator running zklock for another architecture
+// keeps itself there), the watchdog dies first, and the watchdog process
+// stands in.
 
 // thinBlock is the page shared by zklock and its in-memory watchdog. The
 // assembly names its fields by offset; TestThinBlockLayout checks them.
@@ -59,9 +65,14 @@ type thinBlock struct {
 	wpid    int64         // the watchdog's pid, or -errno, once thinClone returns
 	unmap   [3][2]uintptr // address ranges the watchdog unmaps (address, length)
 	buf     [64]byte
+	readyfd int64 // the ready pipe's write end, in zklock's table
 }
 
 const thinPage = 4096
+
+// userTop ends x86-64's user address space with 4-level paging; with 5
+// levels the kernel maps nothing above it unless asked to.
+const userTop = uintptr(0x7ffffffff000)
 
 // thinWatch is zklock's side of an in-memory watchdog.
 type thinWatch struct {
@@ -97,8 +108,39 @@ func thinClone(blk uintptr) (pid int64, errno int64)
 // thinCode is where thinClone's code, the watchdog's too, starts.
 func thinCode() uintptr
 
+// thinUnmapsItsCode makes the in-memory watchdog unmap its own code, and
+// so die before it is ready, as it would where something it needs lives in
+// the memory it gives up; tests set it.
+var thinUnmapsItsCode = false
+
+// errThinDied: the in-memory watchdog died before it was ready.
+var errThinDied = errors.New("the in-memory watchdog died as it started")
+
+// watchdogPipe is a pipe whose two ends are above the standard three in
+// zklock's table, so that the watchdog, which moves its ends onto 0 and 1
+// of its copy, cannot move one onto the other.
+func watchdogPipe() ([2]int, error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return p, err
+	}
+	for i, fd := range p {
+		if fd > 2 {
+			continue
+		}
+		up, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+		unix.Close(fd)
+		if err != nil {
+			unix.Close(p[1-i])
+			return p, err
+		}
+		p[i] = up
+	}
+	return p, nil
+}
+
 // startThin starts an in-memory watchdog.
-func startThin() (int, *thinWatch, error) {
+func startThin() (pid int, tw *thinWatch, err error) {
 	if !thinSupported() {
 		return 0, nil, errNoThin
 	}
@@ -106,63 +148,98 @@ func startThin() (int, *thinWatch, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		unix.Munmap(page)
+	defer func() {
+		if err != nil {
+			unix.Munmap(page)
+		}
+	}()
+	// p: the instructions' pipe; ready: the watchdog's word that it runs.
+	p, err := watchdogPipe()
+	if err != nil {
 		return 0, nil, err
 	}
+	ready, err := watchdogPipe()
+	if err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return 0, nil, err
+	}
+	defer unix.Close(ready[0])
 	if err := unix.SetNonblock(p[1], true); err != nil {
 		unix.Close(p[0])
 		unix.Close(p[1])
-		unix.Munmap(page)
+		unix.Close(ready[1])
 		return 0, nil, err
 	}
 	blk := (*thinBlock)(unsafe.Pointer(&page[0]))
 	blk.rfd = int64(p[0])
+	blk.readyfd = int64(ready[1])
 	copy(blk.name[:], "zklock-watchdog")
 	blk.pollfd = unix.PollFd{Fd: 0, Events: unix.POLLIN}
 	blk.allMask = ^uint64(0)
-	blk.unmap = keepOnly(uintptr(unsafe.Pointer(&page[0])), thinCode())
-	forker, errno := thinClone(uintptr(unsafe.Pointer(&page[0])))
+	keep := thinKeeps(uintptr(unsafe.Pointer(&page[0])), thinCode())
+	blk.unmap = keepOnly(keep)
+	if thinUnmapsItsCode {
+		blk.unmap = [3][2]uintptr{{thinPage, userTop - thinPage}}
+	}
+	forker, errno := forkLight(keep, func() (int64, int64) {
+		return thinClone(uintptr(unsafe.Pointer(&page[0])))
+	})
 	unix.Close(p[0])
+	unix.Close(ready[1])
 	if errno == 0 {
 		reap(int(forker))
 		switch {
 		case blk.wpid < 0:
 			errno = -blk.wpid
-		case blk.wpid == 0:
-			// The forker was killed before its fork returned (a
-			// SIGKILL to zklock's group, say): whether a watchdog
-			// runs is unknown, and 0 is no pid to keep, for kill(2)
-			// reads it as zklock's own process group.
+		case blk.wpid == 0: // the forker died before it said
 			errno = int64(syscall.ECHILD)
 		}
 	}
 	if errno != 0 {
 		unix.Close(p[1])
-		unix.Munmap(page)
 		return 0, nil, syscall.Errno(errno)
 	}
-	return int(blk.wpid), &thinWatch{page: page, blk: blk, wake: p[1]}, nil
+	pid = int(blk.wpid)
+	// It is ready once it has given up zklock's memory and descriptors; a
+	// watchdog that died on the way (only the end comes) is no watchdog.
+	var b [1]byte
+	n, rerr := unix.Read(ready[0], b[:])
+	for rerr == unix.EINTR {
+		n, rerr = unix.Read(ready[0], b[:])
+	}
+	if n != 1 {
+		unix.Close(p[1])
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		reap(pid)
+		return 0, nil, errThinDied
+	}
+	return pid, &thinWatch{page: page, blk: blk, wake: p[1]}, nil
 }
 
-// keepOnly lists the ranges of the user address space to unmap so that
-// only the page at blk and the two pages around code remain.
-func keepOnly(blk, code uintptr) [3][2]uintptr {
-	const low, top = thinPage, uintptr(0x7ffffffff000) // x86-64's user space, 4-level paging
+// thinKeeps is what the watchdog keeps of the address space, as (start,
+// end) ranges in ascending order: the page at blk, and the pages around
+// code, the start of its loop.
+func thinKeeps(blk, code uintptr) [2][2]uintptr {
 	codeLo := code&^(thinPage-1) - thinPage
-	codeHi := codeLo + 3*thinPage
-	a, b := [2]uintptr{codeLo, codeHi}, [2]uintptr{blk, blk + thinPage}
+	a, b := [2]uintptr{codeLo, codeLo + 3*thinPage}, [2]uintptr{blk, blk + thinPage}
 	if b[0] < a[0] {
 		a, b = b, a
 	}
+	return [2][2]uintptr{a, b}
+}
+
+// keepOnly lists the ranges of the user address space to unmap, as
+// (address, length), so that only keep remains.
+func keepOnly(keep [2][2]uintptr) [3][2]uintptr {
 	gap := func(lo, hi uintptr) [2]uintptr {
 		if hi <= lo {
 			return [2]uintptr{}
 		}
 		return [2]uintptr{lo, hi - lo}
 	}
-	return [3][2]uintptr{gap(low, a[0]), gap(a[1], b[0]), gap(b[1], top)}
+	a, b := keep[0], keep[1]
+	return [3][2]uintptr{gap(thinPage, a[0]), gap(a[1], b[0]), gap(b[1], userTop)}
 }
 
 // set stores the instructions and wakes the watchdog to read them. Its
@@ -207,4 +284,26 @@ func reap(pid int) {
 			return
 		}
 	}
+}
+
+// forkLight runs fork with every mapping of zklock's marked MADV_DONTFORK
+// but the ranges the watchdog keeps: the kernel then copies no page tables of zklock's heap and
+// stacks into the watchdog, and leaves zklock's own pages writable, where
+// a fork would make each fault on its next write. The marks go once fork
+// returns, as far as the first mapping that refuses to lose one (the
+// kernel's vvar page, at the top): the marks left there matter to no one,
+// since zklock starts every other process with vfork, which copies no
+// mappings. Whatever the fork copies all the same, the watchdog unmaps.
+func forkLight(keep [2][2]uintptr, fork func() (int64, int64)) (int64, int64) {
+	advise := func(lo, n uintptr, advice int) {
+		if n > 0 {
+			_, _, _ = unix.Syscall(unix.SYS_MADVISE, lo, n, uintptr(advice))
+		}
+	}
+	advise(thinPage, userTop-thinPage, unix.MADV_DONTFORK)
+	defer advise(thinPage, userTop-thinPage, unix.MADV_DOFORK)
+	for _, k := range keep {
+		advise(k[0], k[1]-k[0], unix.MADV_DOFORK)
+	}
+	return fork()
 }

@@ -20,9 +20,12 @@
 #define B_WPID 120
 #define B_UNMAP 128
 #define B_BUF 176
+#define B_READYFD 240
 #define STACK_TOP 4096
 
 #define SYS_read 0
+#define SYS_write 1
+#define SYS_close 3
 #define SYS_poll 7
 #define SYS_munmap 11
 #define SYS_rt_sigprocmask 14
@@ -127,20 +130,26 @@ child:
 	MOVQ	$0, R10
 	MOVQ	$0, R8
 	SYSCALL
-	// The pipe's read end becomes standard input; every other descriptor
-	// of the copied table goes, the write end above all, so that zklock's
-	// death is the pipe's end.
+	// The pipe's read end becomes standard input, the ready pipe's write
+	// end standard output (both are above 2 in the copied table, see
+	// startThin); every other descriptor goes, the instruction pipe's
+	// write end above all, so that zklock's death is that pipe's end.
 	MOVQ	$SYS_dup3, AX
 	MOVQ	B_RFD(R12), DI
 	MOVQ	$0, SI
 	MOVQ	$0, DX
 	SYSCALL
+	MOVQ	$SYS_dup3, AX
+	MOVQ	B_READYFD(R12), DI
+	MOVQ	$1, SI
+	MOVQ	$0, DX
+	SYSCALL
 	MOVQ	$SYS_close_range, AX
-	MOVQ	$1, DI
+	MOVQ	$2, DI
 	MOVL	$0xffffffff, SI
 	MOVQ	$0, DX
 	SYSCALL
-	// Ranges of the address space to give up (none when it is shared).
+	// The address space to give up: all but this page and the code's.
 	LEAQ	B_UNMAP(R12), R13
 	MOVQ	$3, BX
 unmap:
@@ -154,6 +163,17 @@ unmapped:
 	ADDQ	$16, R13
 	DECQ	BX
 	JNZ	unmap
+	// Ready: a byte, then the end of the ready pipe. A watchdog that died
+	// in what comes before (where something in the process, an emulator
+	// say, did not survive the unmapping) gives zklock the end alone.
+	MOVQ	$SYS_write, AX
+	MOVQ	$1, DI
+	LEAQ	B_NAME(R12), SI
+	MOVQ	$1, DX
+	SYSCALL
+	MOVQ	$SYS_close, AX
+	MOVQ	$1, DI
+	SYSCALL
 
 loop:
 	CMPQ	B_DONE(R12), $0

@@ -37,6 +37,7 @@ func TestThinBlockLayout(t *testing.T) {
 		{"wpid", unsafe.Offsetof(b.wpid), 120},
 		{"unmap", unsafe.Offsetof(b.unmap), 128},
 		{"buf", unsafe.Offsetof(b.buf), 176},
+		{"readyfd", unsafe.Offsetof(b.readyfd), 240},
 	} {
 		if f.got != f.want {
 			t.Errorf("thinBlock.%s at %d, the assembly reads it at %d", f.name, f.got, f.want)
@@ -105,6 +106,25 @@ func statusKiB(t *testing.T, status, key string) int {
 	t.Fatalf("no %s in status", key)
 	return 0
 }
+
+// TestThinWatchdogDiedFallsBack: an in-memory watchdog that dies before it
+// is ready (here it unmaps its own code) is not taken for one: the
+// watchdog process stands in, and it works.
+func TestThinWatchdogDiedFallsBack(t *testing.T) {
+	thinUnmapsItsCode = true
+	defer func() { thinUnmapsItsCode = false }()
+	wd, err := StartWatchdog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wd.Retire()
+	if wd.thin != nil {
+		t.Fatal("a watchdog that died as it started was taken for the in-memory one")
+	}
+	if status := readProc(t, "/proc/"+strconv.Itoa(wd.pid)+"/status"); strings.Contains(status, "zklock-watchdog") {
+		t.Fatalf("the watchdog standing in is not the process:\n%s", status)
+	}
+	unrenewedWith(t, wd, treeScript, 300*time.Millisecond, 600*time.Millisecond, 300*time.Millisecond)
 
 // TestThinForkerKilled: the short-lived process that forks the watchdog
 // can be killed before its fork returns (a SIGKILL to zklock's group, or

@@ -138,6 +138,11 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 	}
+	// The command is about to run: the watchdog starts now unless the wait
+	// started it (see lazyWatchdog), in the background, so that its fork
+	// and the quorum's confirmation take their time together; the command
+	// starts only once both are done, and lockexec.Supervise arms it.
+	o.wd.start()
 	env, err := environment(ctx, client, h)
 	if err != nil {
 		return err
@@ -145,12 +150,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	budget := NewBudget(client.Contact().Timeout, o.KillGrace)
-	// The command is about to run: the watchdog starts now unless the wait
-	// started it (see lazyWatchdog), and lockexec.Supervise arms it.
-	wd := o.wd.wait()
 	if len(leases) > 0 {
 		o.confirmQuorum(ctx, client, budget)
 	}
+	wd := o.wd.wait()
 	lost, revoked := o.guard(runCtx, client, h, wd)
 	o.lost = new(sync.Once)
 	lost = o.reportLoss(runCtx, client, lost, wd)

@@ -14,7 +14,6 @@ import (
 	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/krberror"
-	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
 	"github.com/zklock/zklock/internal/files"
 	"github.com/zklock/zklock/zkconn"
@@ -208,12 +207,7 @@ func (g *gokrb5Client) context(spn string) (krb5Context, error) {
 	// No mutual authentication: zklock negotiates no SASL security layer
 	// (see gssapi.go), so proving the server's identity here would protect
 	// nothing that follows; TLS is the way to authenticate the server.
-	tok, err := spnego.NewKRB5TokenAPREQ(g.cl, tkt, key,
-		[]int{gssapi.ContextFlagInteg, gssapi.ContextFlagConf}, nil)
-	if err != nil {
-		return nil, err
-	}
-	b, err := tok.Marshal()
+	b, err := apReqToken(g.cl, tkt, key, gssapi.ContextFlagInteg|gssapi.ContextFlagConf)
 	if err != nil {
 		return nil, err
 	}

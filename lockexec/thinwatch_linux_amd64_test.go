@@ -125,6 +125,7 @@ func TestThinWatchdogDiedFallsBack(t *testing.T) {
 		t.Fatalf("the watchdog standing in is not the process:\n%s", status)
 	}
 	unrenewedWith(t, wd, treeScript, 300*time.Millisecond, 600*time.Millisecond, 300*time.Millisecond)
+}
 
 // TestThinForkerKilled: the short-lived process that forks the watchdog
 // can be killed before its fork returns (a SIGKILL to zklock's group, or

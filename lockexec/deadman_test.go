@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,4 +141,35 @@ func TestDeadmanSwitchParses(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { s.handle(arm); s.handle(at) }); n != 0 {
 		t.Errorf("handle allocates %v times per line pair, want 0", n)
 	}
+}
+
+// TestWatchdogLeavesWhatTheCommandLeft: a command that exits by itself
+// leaves what it started in the background alone, and so does the
+// watchdog, though zklock renews its deadlines no more while it releases
+// the lock (slowly, when the servers are out of reach).
+func TestWatchdogLeavesWhatTheCommandLeft(t *testing.T) {
+	eachWatchdog(t, func(t *testing.T) {
+		s, dir := shSpec(t, `sleep 100 & mark ready "$!"; exit 0`)
+		wd, err := StartWatchdog()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wd.Retire()
+		s.Watchdog = wd
+		start := time.Now()
+		wd.Renew(start.Add(300*time.Millisecond), start.Add(500*time.Millisecond))
+		if err := Supervise(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		bg := pids(t, waitMarker(t, dir, "ready"))
+		t.Cleanup(func() { _ = syscall.Kill(bg[0], syscall.SIGKILL) })
+		// Past both deadlines, with time for the watchdog to act.
+		time.Sleep(time.Until(start.Add(900 * time.Millisecond)))
+		if !zktest.ProcessAlive(bg[0]) {
+			t.Fatal("the watchdog killed what the command left in the background")
+		}
+		if wd.Fired() {
+			t.Error("Fired says the watchdog acted on a command that had exited")
+		}
+	})
 }

@@ -271,6 +271,11 @@ func (sv *supervisor) onExit(ev waitEvent) (done bool, err error) {
 		sv.onLost(cause)
 	}
 	if sv.term == nil {
+		// The command ended by itself: what it left running in the
+		// background is no longer the watchdog's, neither at a deadline
+		// that zklock, releasing the lock, renews no more, nor at
+		// zklock's death.
+		sv.wd.disarm()
 		if sv.exit == nil {
 			return true, nil
 		}

@@ -261,13 +261,18 @@ func (t *thinWatch) poke() error {
 	return nil
 }
 
+// standDown tells the watchdog to exit without signalling anything.
+func (t *thinWatch) standDown() {
+	atomic.StoreInt64(&t.blk.done, 1)
+	_ = t.poke()
+}
+
 func (t *thinWatch) fired() bool { return atomic.LoadInt64(&t.blk.fired) > 0 }
 
 // retire tells the watchdog zklock is done, ends and reaps it, and frees
 // the page once nothing runs on it. It returns whether the watchdog fired.
 func (t *thinWatch) retire(pid int) bool {
-	atomic.StoreInt64(&t.blk.done, 1)
-	_ = t.poke()
+	t.standDown()
 	unix.Close(t.wake)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	reap(pid)

@@ -14,4 +14,5 @@ func startThin() (int, *thinWatch, error) {
 
 func (*thinWatch) set(pgid int, stop, kill int64) error { return nil }
 func (*thinWatch) fired() bool                          { return false }
+func (*thinWatch) standDown()                           {}
 func (*thinWatch) retire(pid int) bool                  { return false }

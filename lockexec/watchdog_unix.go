@@ -222,6 +222,26 @@ func (wd *Watchdog) sendLocked(line string) {
 	}
 }
 
+// disarm tells the watchdog that the command has exited by itself: it
+// signals nothing from then on, at a deadline or at zklock's death, and
+// exits. Retire still ends and reaps it.
+func (wd *Watchdog) disarm() {
+	if wd == nil {
+		return
+	}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.thin != nil {
+		if !wd.retired {
+			wd.thin.standDown()
+		}
+		return
+	}
+	if wd.armed {
+		wd.sendLocked("ok\n")
+	}
+}
+
 // stopped reports whether a deadline the watchdog enforces had passed at
 // now: if so, the watchdog may have stopped the command, and the command's
 // end is the lock's loss, not the command's own doing.

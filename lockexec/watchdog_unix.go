@@ -26,8 +26,9 @@ import (
 //	at STOP KILL    send SIGTERM to the group at STOP, SIGKILL at KILL
 //	                (nanoseconds of the shared clock, see clock_*.go; 0 for
 //	                never), replacing any earlier pair
-//	ok              zklock is done with the command: exit quietly (zklock
-//	                kills it right after; see Retire)
+//	ok              zklock is done with the command, which has exited by
+//	                itself or is being retired: exit quietly, signalling
+//	                nothing (zklock kills it at Retire; see disarm)
 //
 // It writes a byte on its standard output, a pipe whose only reader is
 // zklock, when it signals the group at a deadline, so that zklock can say

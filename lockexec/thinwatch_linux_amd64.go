@@ -2,6 +2,9 @@ package lockexec
 
 import (
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -292,23 +295,47 @@ func reap(pid int) {
 }
 
 // forkLight runs fork with every mapping of zklock's marked MADV_DONTFORK
-// but the ranges the watchdog keeps: the kernel then copies no page tables of zklock's heap and
-// stacks into the watchdog, and leaves zklock's own pages writable, where
-// a fork would make each fault on its next write. The marks go once fork
-// returns, as far as the first mapping that refuses to lose one (the
-// kernel's vvar page, at the top): the marks left there matter to no one,
-// since zklock starts every other process with vfork, which copies no
-// mappings. Whatever the fork copies all the same, the watchdog unmaps.
+// but the ranges the watchdog keeps: the kernel then copies no page tables
+// of zklock's heap and stacks into the watchdog, and leaves zklock's own
+// pages writable, where a fork would make each fault on its next write.
+// Whatever the fork copies all the same, the watchdog unmaps.
 func forkLight(keep [2][2]uintptr, fork func() (int64, int64)) (int64, int64) {
-	advise := func(lo, n uintptr, advice int) {
-		if n > 0 {
-			_, _, _ = unix.Syscall(unix.SYS_MADVISE, lo, n, uintptr(advice))
-		}
-	}
 	advise(thinPage, userTop-thinPage, unix.MADV_DONTFORK)
-	defer advise(thinPage, userTop-thinPage, unix.MADV_DOFORK)
+	defer undoDontfork()
 	for _, k := range keep {
 		advise(k[0], k[1]-k[0], unix.MADV_DOFORK)
 	}
 	return fork()
+}
+
+// undoDontfork takes the marks off again. One call over the whole address
+// space stops at the first mapping that refuses MADV_DOFORK (the kernel's
+// vvar pages, which it lets be marked but not unmarked), so the marks
+// past it are taken off mapping by mapping, from /proc/self/maps.
+func undoDontfork() {
+	if advise(thinPage, userTop-thinPage, unix.MADV_DOFORK) != unix.EINVAL {
+		return
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		span, _, _ := strings.Cut(line, " ")
+		a, b, ok := strings.Cut(span, "-")
+		lo, err1 := strconv.ParseUint(a, 16, 64)
+		hi, err2 := strconv.ParseUint(b, 16, 64)
+		if ok && err1 == nil && err2 == nil && hi > lo && uintptr(hi) <= userTop {
+			advise(uintptr(lo), uintptr(hi-lo), unix.MADV_DOFORK)
+		}
+	}
+}
+
+// advise is madvise(2) on an address range, whatever it covers.
+func advise(lo, n uintptr, advice int) unix.Errno {
+	if n == 0 {
+		return 0
+	}
+	_, _, errno := unix.Syscall(unix.SYS_MADVISE, lo, n, uintptr(advice))
+	return errno
 }

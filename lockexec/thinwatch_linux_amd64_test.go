@@ -196,3 +196,39 @@ func ownChildren() []int {
 	}
 	return out
 }
+
+// TestThinForkLeavesNoMarks: the marks that keep zklock's mappings out of
+// the watchdog's fork are all gone once it has started, above the kernel's
+// vvar pages too (which refuse to lose theirs, and stop one call over the
+// whole address space): a later fork that copies mappings (one into a new
+// user namespace) would otherwise start a child without a stack.
+func TestThinForkLeavesNoMarks(t *testing.T) {
+	before := dontCopy(t)
+	wd, err := StartWatchdog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd.Retire()
+	for m := range dontCopy(t) {
+		if !before[m] && !strings.Contains(m, "[vvar") {
+			t.Errorf("left marked do-not-copy: %s", m)
+		}
+	}
+}
+
+// dontCopy lists the mappings of this process that a fork would not copy
+// (VmFlags dc), by their first line in smaps.
+func dontCopy(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	var head string
+	for _, line := range strings.Split(readProc(t, "/proc/self/smaps"), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			head = strings.Join(append([]string{f[0]}, f[5:]...), " ")
+		}
+		if flags, ok := strings.CutPrefix(line, "VmFlags:"); ok && strings.Contains(" "+flags+" ", " dc ") {
+			out[head] = true
+		}
+	}
+	return out
+}

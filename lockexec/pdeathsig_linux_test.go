@@ -59,7 +59,9 @@ func TestPdeathsig(t *testing.T) {
 // waits for the runtime to take the P back from the thread blocked in
 // wait4, and a zklock dead before then left the watchdog a closed pipe and
 // no group to kill. (Without the pause below the old order lost 3 runs of
-// 8 here; the pause keeps the new one clear of the machine's load.)
+// 8 here. The pause keeps the new one clear of the machine's load: the
+// forking thread too needs the P back before it can arm, and with both
+// cores busy that once took longer than the 20 ms the pause was.)
 func TestWatchdogArmedAtFork(t *testing.T) {
 	eachWatchdog(t, armedAtFork)
 }
@@ -72,7 +74,7 @@ func armedAtFork(t *testing.T) {
 		extra = append(extra, envProcWD+"=1")
 	}
 	cmd.Env = helperEnv("run", []string{"/bin/sh", "-c",
-		`sleep 100 & echo "$$ $!" > "$D/pids"; sleep 0.02; kill -KILL $PPID; wait`}, extra...)
+		`sleep 100 & echo "$$ $!" > "$D/pids"; sleep 0.1; kill -KILL $PPID; wait`}, extra...)
 	cmd.Stdin = devNull(t)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

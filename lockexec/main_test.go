@@ -44,6 +44,7 @@ const (
 	envFgFile   = "LOCKEXEC_TEST_FGFILE"           // shell: created by the test to request fg
 	envBusy     = "LOCKEXEC_TEST_BUSY"             // run: keep a goroutine busy on the CPU
 	envProcWD   = "LOCKEXEC_TEST_PROCESS_WATCHDOG" // run: the watchdog process, not the default
+	envStarted  = "LOCKEXEC_TEST_STARTED"          // run: file to create once Supervise says the command started
 )
 
 // busyWork is what the busy goroutine of envBusy does.
@@ -125,6 +126,11 @@ func helperRun() int {
 		Signals:  forward,
 		Watchdog: wd,
 		Warn:     warn,
+		Started: func(int) {
+			if p := os.Getenv(envStarted); p != "" {
+				_ = os.WriteFile(p, nil, 0o644)
+			}
+		},
 	})
 	var exitErr *ExitError
 	var startErr *StartError

@@ -58,10 +58,11 @@ func TestPdeathsig(t *testing.T) {
 // be told milliseconds late: with one P (as zklock runs), that goroutine
 // waits for the runtime to take the P back from the thread blocked in
 // wait4, and a zklock dead before then left the watchdog a closed pipe and
-// no group to kill. (Without the pause below the old order lost 3 runs of
-// 8 here. The pause keeps the new one clear of the machine's load: the
-// forking thread too needs the P back before it can arm, and with both
-// cores busy that once took longer than the 20 ms the pause was.)
+// no group to kill. The command kills zklock as soon as Supervise reports
+// it started, which it does once the fork has returned: by then the
+// watchdog must know the group. (A fixed pause instead, which this test
+// once had, measured the machine's load as much as the order: with both
+// cores busy, the forking thread waited longer than the pause for the P.)
 func TestWatchdogArmedAtFork(t *testing.T) {
 	eachWatchdog(t, armedAtFork)
 }
@@ -74,7 +75,9 @@ func armedAtFork(t *testing.T) {
 		extra = append(extra, envProcWD+"=1")
 	}
 	cmd.Env = helperEnv("run", []string{"/bin/sh", "-c",
-		`sleep 100 & echo "$$ $!" > "$D/pids"; sleep 0.1; kill -KILL $PPID; wait`}, extra...)
+		`sleep 100 & echo "$$ $!" > "$D/pids"
+		while [ ! -e "$D/started" ]; do sleep 0.005; done
+		kill -KILL $PPID; wait`}, append(extra, envStarted+"="+filepath.Join(dir, "started"))...)
 	cmd.Stdin = devNull(t)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

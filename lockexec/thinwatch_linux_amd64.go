@@ -284,16 +284,6 @@ func (t *thinWatch) retire(pid int) bool {
 	return fired
 }
 
-// reap waits for a child of zklock's to exit.
-func reap(pid int) {
-	for {
-		var ws syscall.WaitStatus
-		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
-			return
-		}
-	}
-}
-
 // forkLight runs fork with every mapping of zklock's marked MADV_DONTFORK
 // but the ranges the watchdog keeps: the kernel then copies no page tables
 // of zklock's heap and stacks into the watchdog, and leaves zklock's own

@@ -39,6 +39,17 @@
 #define SYS_dup3 292
 #define SYS_close_range 436
 
+// CLONE clones this process with flags, the child on the block's page
+// (in R12) for a stack; the child's pid, 0 in the child, or -errno in AX.
+#define CLONE(flags) \
+	MOVQ	$SYS_clone, AX; \
+	MOVQ	$flags, DI; \
+	LEAQ	STACK_TOP(R12), SI; \
+	MOVQ	$0, DX; \
+	MOVQ	$0, R10; \
+	MOVQ	$0, R8; \
+	SYSCALL
+
 // KILLGROUP sends sig to the process group in R9.
 #define KILLGROUP(sig) \
 	MOVQ	R9, DI; \
@@ -75,13 +86,7 @@ TEXT ·thinClone(SB), NOSPLIT, $0-24
 	LEAQ	B_OLDMASK(R12), DX
 	MOVQ	$8, R10
 	SYSCALL
-	MOVQ	$SYS_clone, AX
-	MOVQ	$0x4111, DI // CLONE_VM|CLONE_VFORK|SIGCHLD
-	LEAQ	STACK_TOP(R12), SI
-	MOVQ	$0, DX
-	MOVQ	$0, R10
-	MOVQ	$0, R8
-	SYSCALL
+	CLONE(0x4111) // CLONE_VM|CLONE_VFORK|SIGCHLD
 	CMPQ	AX, $0
 	JEQ	forker
 	MOVQ	AX, R13
@@ -104,13 +109,7 @@ started:
 
 forker:
 	// In zklock's memory, on the block's page, zklock's thread suspended.
-	MOVQ	$SYS_clone, AX
-	MOVQ	$0x8011, DI // CLONE_PARENT|SIGCHLD
-	LEAQ	STACK_TOP(R12), SI
-	MOVQ	$0, DX
-	MOVQ	$0, R10
-	MOVQ	$0, R8
-	SYSCALL
+	CLONE(0x8011) // CLONE_PARENT|SIGCHLD
 	CMPQ	AX, $0
 	JEQ	child
 	MOVQ	AX, B_WPID(R12) // the watchdog's pid, or -errno

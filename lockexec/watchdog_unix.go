@@ -276,10 +276,10 @@ func (wd *Watchdog) Fired() bool {
 	}
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
-	if wd.thin != nil && !wd.retired {
-		wd.fired = wd.thin.fired()
-	}
 	if wd.thin != nil {
+		if !wd.retired { // once retired, its page is gone: the last count was kept
+			wd.fired = wd.thin.fired()
+		}
 		return wd.fired
 	}
 	if wd.fired || wd.report == nil {
@@ -339,9 +339,14 @@ func (wd *Watchdog) Retire() {
 	// zklock's unreaped child, so its pid cannot have been reused; and were
 	// zklock to die before the kill, "ok" is already in the pipe.
 	_ = syscall.Kill(wd.pid, syscall.SIGKILL)
+	reap(wd.pid)
+}
+
+// reap waits for a child of zklock's to exit.
+func reap(pid int) {
 	for {
 		var ws syscall.WaitStatus
-		if _, err := syscall.Wait4(wd.pid, &ws, 0, nil); err != syscall.EINTR {
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
 			return
 		}
 	}

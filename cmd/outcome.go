@@ -56,6 +56,8 @@ func outcomeOf(err error) string {
 		return "busy"
 	case errors.As(err, new(*runner.RecentSuccessError)):
 		return "skipped"
+	case errors.Is(err, lock.ErrSuperseded):
+		return "superseded"
 	case errors.As(err, new(*runner.WaitTimeoutError)):
 		return "timeout"
 	case errors.Is(err, lockexec.ErrLockLost):

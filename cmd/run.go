@@ -27,6 +27,8 @@ type runOptions struct {
 	KillGrace    time.Duration
 	MaxRuntime   time.Duration
 	OncePer      oncePerValue // 0: run every time
+	Supersede    bool
+	OrderKey     orderKeyValue
 	Progress     bool         // plain progress lines on stderr when it is not a terminal
 	MetricsFile  metricsFileValue
 	NotifyReady  bool
@@ -102,6 +104,8 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	f.Var(&o.MetricsFile, "metrics-file", "after the run, record it in this file for node_exporter's textfile collector: a NAME.prom in its --collector.textfile.directory (see docs/guide/metrics.md) (env "+envMetricsFile+")")
 	f.BoolVar(&o.NotifyReady, "notify-ready", false, "under systemd (NOTIFY_SOCKET set), send READY=1 once the command has started, for a command that does not send it itself (see docs/guide/systemd.md)")
+	f.BoolVar(&o.Supersede, "supersede", false, "deploy-queue mode: at most one waiter; a newer contender (or one with a higher --order-key) makes the waiter leave with exit 75 (or -E), the holder runs on; every contender of the path must pass it")
+	f.Var(&o.OrderKey, "order-key", "with --supersede: this run's integer key (pipeline or build number); the waiter with the highest key survives, not the newest")
 	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 (or -E) without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
@@ -178,6 +182,12 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		// Holders of a read lock or a semaphore run together: each would
 		// find the window open and run.
 		return ro, usageErrorf("--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit")
+	case o.Supersede && (o.Shared || o.Limit > 0):
+		return ro, usageErrorf("--supersede needs an exclusive lock: drop --shared and --limit")
+	case o.Supersede && o.Wait == runner.NoWait:
+		return ro, usageErrorf("--supersede gives a waiter's place to a newer run, and this run never waits; drop --supersede, or use zklock run")
+	case o.OrderKey.key != nil && !o.Supersede:
+		return ro, usageErrorf("--order-key orders a superseding queue: add --supersede")
 	case o.Limit > 0 && flavor == lock.FlavorKazoo:
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; %s", o.Global.dropFlavor(flavor))
 	case o.Limit > 0 && flavor == lock.FlavorCuratorRW:
@@ -203,6 +213,9 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		OncePer: time.Duration(o.OncePer),
 		Logf:    u.progress(), Warnf: u.warnf,
+	}
+	if o.Supersede {
+		ro.Supersede = &lock.Supersede{Key: o.OrderKey.key}
 	}
 	return ro, nil
 }

@@ -122,6 +122,11 @@ type Request struct {
 	// NoWait request that finds the lock busy is never next. OnNext runs
 	// on the acquisition's path: it must return at once.
 	OnNext func()
+	// Supersede, if set, joins a superseding queue (supersede.go): at
+	// most one waiter, the newest or the one with the highest key. Only
+	// an exclusive lock supersedes; every contender of the path must ask
+	// for it.
+	Supersede *Supersede
 }
 
 // nextOnce makes r.OnNext fire at most once for one Acquire.
@@ -161,6 +166,9 @@ func Acquire(ctx context.Context, c *zkconn.Client, path string, r Request) (*Le
 		return nil, err
 	}
 	r.nextOnce()
+	if r.Supersede != nil && (r.Mode.kind != Exclusive || r.Wait.try) {
+		return nil, errSupersedeMode
+	}
 	if r.Mode.kind == SemaphoreLease {
 		return acquireSemaphore(ctx, c, path, r)
 	}

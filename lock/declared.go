@@ -16,7 +16,10 @@ import (
 //   - "limit": the semaphore limit its holder declared, so that holders
 //     that disagree are told (see LimitMismatchError);
 //   - "revoke": a revocation its holder was asked for and goes on
-//     regardless of (see Revocation).
+//     regardless of (see Revocation);
+//   - "supersede": the contender is one of a superseding queue, and
+//     "superseded_by": a newer contender told it to leave (supersede.go),
+//     named by its "host" and "pid".
 //
 // Any other data (Curator writes the client's IP address, Kazoo its
 // identifier) declares nothing.
@@ -24,6 +27,11 @@ type declared struct {
 	Zklock string     `json:"zklock"`
 	Limit  int        `json:"limit"`
 	Revoke Revocation `json:"revoke"`
+
+	Host         string      `json:"host"`
+	PID          int         `json:"pid"`
+	Supersede    *Supersede  `json:"supersede"`
+	SupersededBy *Superseder `json:"superseded_by"`
 }
 
 // declaration reads what data declares; ok is false for data that is not

@@ -37,6 +37,8 @@ type Lease struct {
 	// waited is set once we had to wait for another contender: only then
 	// is the acquisition worth recording (see MarkAcquired).
 	waited bool
+	// supersede is set for a contender of a superseding queue.
+	supersede *Supersede
 	watchState
 }
 
@@ -50,7 +52,7 @@ func acquireMutex(ctx context.Context, c *zkconn.Client, path string, r Request)
 	if r.OnQueued != nil {
 		r.OnQueued()
 	}
-	l := &Lease{c: c, Path: path, Node: node, Mode: r.Mode}
+	l := &Lease{c: c, Path: path, Node: node, Mode: r.Mode, supersede: r.Supersede}
 	if err := l.wait(ctx, r); err != nil {
 		l.cleanup()
 		return nil, err
@@ -168,6 +170,15 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 	cleared := map[string]bool{} // contenders already checked for a flavor conflict
 	relists := 0                 // listings again after a busy holder left
 	for first := true; ; first = false {
+		// A superseding contender reads its own data before the listing,
+		// which then decides (see supersede.go).
+		var superseder *Superseder
+		if l.supersede != nil {
+			var err error
+			if superseder, err = l.readSuperseded(ctx); err != nil {
+				return err
+			}
+		}
 		var children []string
 		q, idx, _, err := l.position(ctx, func() ([]string, <-chan zk.Event, error) {
 			var err error
@@ -179,6 +190,9 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 		}
 		if err := l.checkRevoked(ctx); err != nil {
 			return err
+		}
+		if superseder != nil && blocker(q, idx) >= 0 {
+			return &SupersededError{Path: l.Path, Node: l.Node, By: *superseder}
 		}
 		if first {
 			// One recipe per path. This listing comes after our create,
@@ -196,6 +210,11 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 		}
 		if err := l.checkFlavors(ctx, q, idx, cleared); err != nil {
 			return err
+		}
+		if first && l.supersede != nil {
+			if err := l.supersedeAhead(ctx, q, idx, r.superseder(l.Node)); err != nil {
+				return err
+			}
 		}
 		ahead := blocker(q, idx)
 		if ahead < 0 {
@@ -257,7 +276,7 @@ func (l *Lease) await(ctx context.Context, aheadNode string, atHead bool) (held 
 	for {
 		ch, err := l.watch(ctx, aheadNode)
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, zk.ErrNoNode), errors.Is(err, errLookAgain):
 			return false, nil // gone already: look again
 		case err != nil && zkconn.IsConnectionLoss(err):
 			return false, l.c.WaitSession(ctx)
@@ -312,7 +331,10 @@ func (l *Lease) watch(ctx context.Context, ahead string) (<-chan zk.Event, error
 			mine <- result{data, st, ch, err}
 		}()
 	}
-	_, _, ch, err := l.c.GetW(ctx, ahead)
+	data, _, ch, err := l.c.GetW(ctx, ahead)
+	if err == nil {
+		err = l.checkAhead(data, ahead)
+	}
 	if mine != nil {
 		r := <-mine
 		stop, readErr := l.takeOwnWatch(ctx, r.data, r.st, r.ch, r.err)
@@ -340,6 +362,10 @@ func (l *Lease) takeOwnWatch(ctx context.Context, data []byte, st *zk.Stat, ch <
 		return nil, err
 	case isRevokeRequest(data):
 		return l.revokedErr(ctx, st), nil
+	case l.supersede != nil && supersededIn(data) != nil:
+		// Told before the watch was set: the wait loop reads it again.
+		l.own, l.ownChanged = ch, true
+		return errLookAgain, nil
 	}
 	l.own = ch
 	return nil, nil

@@ -20,11 +20,18 @@ const (
 	// RecipeSemaphore is Curator's InterProcessSemaphoreV2: a mutex under
 	// <path>/locks and the leases under <path>/leases.
 	RecipeSemaphore
+	// RecipeSupersede is a mutex whose waiters give their place to newer
+	// contenders (supersede.go): a plain contender there would be told to
+	// leave, or wait behind a queue that empties for others.
+	RecipeSupersede
 )
 
 func (r Recipe) String() string {
-	if r == RecipeSemaphore {
+	switch r {
+	case RecipeSemaphore:
 		return "a semaphore"
+	case RecipeSupersede:
+		return "a superseding queue"
 	}
 	return "a lock"
 }

@@ -47,6 +47,12 @@ type Owner struct {
 	Revoke lock.Revocation `json:"revoke,omitzero"`
 	Mode   string          `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
 	Limit  int             `json:"limit,omitempty"` // a semaphore's limit
+	// Supersede marks a contender of a superseding queue, with its order
+	// key if it has one; nil in a plain queue (see lock.Supersede).
+	Supersede *lock.Supersede `json:"supersede,omitempty"`
+	// SupersededBy is the newer contender that told this waiter to leave
+	// its superseding queue, written by that contender; nil otherwise.
+	SupersededBy *lock.Superseder `json:"superseded_by,omitempty"`
 	// Written is this host's wall clock when it wrote a success record
 	// (see success.Write); zero in a contender node.
 	Written time.Time `json:"written,omitzero"`

@@ -57,6 +57,10 @@ type Options struct {
 	// OncePer runs the command only if it has not succeeded under the lock
 	// within this window (see once.go); zero runs it every time.
 	OncePer time.Duration
+	// Supersede, if set, waits in a superseding queue: a newer contender
+	// (or one with a higher order key) takes this one's place while it
+	// waits (lock.Supersede).
+	Supersede *lock.Supersede
 	// Logf prints progress for -v, and is nil without it: what only -v
 	// shows is then not worked out. Warnf prints warnings; it may be nil.
 	Logf, Warnf func(format string, args ...any)
@@ -112,6 +116,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer o.wd.retire()
 
 	me := owner.New(o.Version, o.Argv, o.Mode)
+	me.Supersede = o.Supersede
 	client, h, err := acquire(ctx, &o, sigs, me)
 	if err != nil {
 		return err
@@ -647,7 +652,7 @@ func roundTripText(d time.Duration) string {
 // error) and the path it was waiting on last.
 // With pw set, it tells pw where each wait stands.
 func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, pw *progressWatch) ([]*lock.Lease, string, error) {
-	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode(),
+	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode(), Supersede: o.Supersede,
 		OnQueued: func() { o.placed = true }}
 	var leases []*lock.Lease
 	for _, path := range paths {
@@ -763,10 +768,15 @@ func giveBack(ctx context.Context, leases []*lock.Lease) {
 // acquireErr classifies a failed acquisition: busy and timed out are
 // conflicts (--conflict-exit-code), the rest stays as it is.
 func (o *Options) acquireErr(ctx context.Context, client *zkconn.Client, waitingOn string, err error) error {
-	var busy *lock.BusyError
+	var (
+		busy       *lock.BusyError
+		superseded *lock.SupersededError
+	)
 	switch {
 	case errors.As(err, &busy):
 		return &ConflictError{Err: busy, Code: o.ConflictCode}
+	case errors.As(err, &superseded):
+		return &ConflictError{Err: superseded, Code: o.ConflictCode}
 	case errors.Is(err, lock.ErrWaitTimeout) && ctx.Err() == nil:
 		timeout, _ := o.Wait.Timeout()
 		e := &WaitTimeoutError{Paths: o.Paths, After: timeout, Waiting: waitingOn}

@@ -175,6 +175,10 @@ func kindHint(e *lock.KindConflictError) string {
 		return fmt.Sprintf(" (use --limit %d to join it, or another --path)", e.Limit)
 	case e.Found == lock.RecipeSemaphore:
 		return " (use --limit N to join it, or another --path)"
+	case e.Found == lock.RecipeSupersede:
+		return " (add --supersede to join it, or use another --path)"
+	case e.Want == lock.RecipeSupersede:
+		return " (drop --supersede to join it, or use another --path)"
 	}
 	return " (drop --limit to join it, or use another --path)"
 }

@@ -35,14 +35,14 @@ var exitCodes = []reference{
 		"configuration (`KRB5_CONFIG`, /etc/krb5.conf) that cannot be parsed; a lock " +
 		"path under an ephemeral node; a `--flavor` or `--limit` that the path's current holders rule " +
 		"out, or a path that holds the other recipe (a semaphore for a lock, a lock for a " +
-		"semaphore); `--protect` under a parent that lets everyone delete; an exclusive request " +
+		"semaphore, a plain run for a `--supersede` queue or the reverse); `--protect` under a parent that lets everyone delete; an exclusive request " +
 		"inside an ancestor's shared hold; `--once-per` on a path an ancestor holds"},
 	{"69", "ZooKeeper unreachable, no session within `--connect-timeout` (also for a waiter whose " +
 		"session expired and that cannot open a new one, or whose sessions were lost 3 times in a row " +
 		"before they could join the queue), no Kerberos KDC reachable, or the session failed before " +
 		"the command started"},
-	{"75", "busy (`tryrun`), `--timeout` expired, or `--once-per`: the command succeeded within the " +
-		"window, so it did not run (for `revoke --wait`: the holder had not released in time; for " +
+	{"75", "busy (`tryrun`), `--timeout` expired, `--once-per`: the command succeeded within the " +
+		"window, so it did not run, or `--supersede`: a newer run took this waiter's place (for `revoke --wait`: the holder had not released in time; for " +
 		"`forget`: new successes kept being recorded while it deleted the record). Change it with " +
 		"`--conflict-exit-code` (`run`, `tryrun`, `revoke`)"},
 	{"76", "the lock was lost or revoked while the command ran, so the command was stopped; or a " +

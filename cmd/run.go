@@ -96,7 +96,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.Var(&o.Limit, "limit", "semaphore: allow up to N (1 to 2147483647) holders at once (Curator InterProcessSemaphoreV2 layout; --flavor curator only)")
 	f.Var(&o.Flavor, "flavor", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")
 	o.ConflictCode = ExitBusy
-	f.VarP((*exitCodeValue)(&o.ConflictCode), "conflict-exit-code", "E", "exit code instead of 75 when the lock is busy, --timeout expires or --once-per skips CMD (like flock -E)")
+	f.VarP((*exitCodeValue)(&o.ConflictCode), "conflict-exit-code", "E", "exit code instead of 75 when the lock is busy, --timeout expires, --once-per skips CMD or --supersede gives the place to a newer run (like flock -E)")
 	f.Var(&o.OnLost, "on-lost", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
 	f.Var(&o.OnRevoke, "on-revoke", "if the lock is revoked (zklock revoke, a Curator Revoker) while CMD runs: terminate (stop CMD, release, exit 76) or ignore (warn, let CMD finish)")
 	o.KillGrace = lockexec.DefaultKillGrace

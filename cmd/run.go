@@ -26,10 +26,10 @@ type runOptions struct {
 	OnRevoke     onLostValue // the same policies: terminate or ignore
 	KillGrace    time.Duration
 	MaxRuntime   time.Duration
-	OncePer      oncePerValue // 0: run every time
-	Supersede    bool
-	OrderKey     orderKeyValue
-	Progress     bool         // plain progress lines on stderr when it is not a terminal
+	OncePer      oncePerValue  // 0: run every time
+	Supersede    bool          // a superseding queue (lock.Supersede)
+	OrderKey     orderKeyValue // unset: arrival order
+	Progress     bool          // plain progress lines on stderr when it is not a terminal
 	MetricsFile  metricsFileValue
 	NotifyReady  bool
 	Argv         []string

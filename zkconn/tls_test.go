@@ -45,10 +45,14 @@ func TestTLS(t *testing.T) {
 	port := startTLS(ctx, t, p, nil)
 	secure := ConnString{Servers: []string{"127.0.0.1:" + port}}
 
-	c, err := Dial(ctx, Options{ConnString: secure, TLS: clientTLS(t, p)})
+	// A loaded machine stretches a JVM's first TLS handshakes to seconds:
+	// the connect timeout is only a bound here.
+	start := time.Now()
+	c, err := Dial(ctx, Options{ConnString: secure, TLS: clientTLS(t, p), ConnectTimeout: time.Minute})
 	if err != nil {
 		t.Fatalf("TLS with a client certificate: %v", err)
 	}
+	took := time.Since(start)
 	if _, err := c.Children(ctx, "/"); err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +61,14 @@ func TestTLS(t *testing.T) {
 	}
 	c.Close()
 
+	// Each failing connect runs to its connect timeout (go-zookeeper
+	// retries): give it what a handshake just took, thrice, so that at
+	// least one handshake fails for its own reason and not for lack of
+	// time.
+	wait := max(time.Second, 3*took)
+	t.Logf("the first connect took %v; the failing ones are given %v", took.Round(time.Millisecond), wait.Round(time.Millisecond))
 	short := func(o Options) error {
-		o.ConnString, o.ConnectTimeout = secure, time.Second
+		o.ConnString, o.ConnectTimeout = secure, wait
 		_, err := Dial(ctx, o)
 		return err
 	}
@@ -93,7 +103,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	byName := ConnString{Servers: []string{"localhost:" + port}}
-	_, err = Dial(ctx, Options{ConnString: byName, TLS: clientTLS(t, p), ConnectTimeout: time.Second})
+	_, err = Dial(ctx, Options{ConnString: byName, TLS: clientTLS(t, p), ConnectTimeout: wait})
 	wantTLSMismatch(t, err, "localhost")
 }
 

@@ -52,11 +52,16 @@ func unrenewedWith(t *testing.T, wd *Watchdog, script string, stop, kill, notBef
 	t.Helper()
 	s, dir := shSpec(t, script)
 	s.Watchdog = wd
-	start := time.Now()
-	wd.Renew(start.Add(stop), start.Add(kill))
+	// The deadlines count from the moment the command is ready: on a
+	// loaded machine a shell can take longer than them to start, and the
+	// watchdog would then kill it before it marked ready.
+	far := time.Now().Add(time.Hour)
+	wd.Renew(far, far)
 	done := runAsync(context.Background(), s)
 	tree := pids(t, waitMarker(t, dir, "ready"))
 	killGroupOnCleanup(t, tree[0])
+	start := time.Now()
+	wd.Renew(start.Add(stop), start.Add(kill))
 	r := await(t, done)
 	if !errors.Is(r.err, ErrLockLost) || !strings.Contains(r.err.Error(), "watchdog") {
 		t.Fatalf("got %v, want a lock loss acted on by the watchdog", r.err)

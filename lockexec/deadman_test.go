@@ -22,15 +22,20 @@ func TestWatchdogStopsUnrenewedCommand(t *testing.T) {
 	})
 }
 
-// eachWatchdog runs test with each kind of watchdog this platform has: the
-// one StartWatchdog picks, and the watchdog process it falls back to.
+// eachWatchdog runs test with each program that can be the watchdog: the
+// companion (zklock-watchdog, built for the test) and the running
+// executable, which stands in where the companion is missing.
 func eachWatchdog(t *testing.T, test func(t *testing.T)) {
-	t.Run("default", test)
-	t.Run("process", func(t *testing.T) {
-		watchdogProcessOnly = true
-		defer func() { watchdogProcessOnly = false }()
-		test(t)
-	})
+	for _, w := range []struct{ name, program string }{
+		{"companion", companionBinary(t)},
+		{"self", testExecutable(t)},
+	} {
+		t.Run(w.name, func(t *testing.T) {
+			companion = w.program
+			defer func() { companion = "" }()
+			test(t)
+		})
+	}
 }
 
 // unrenewed runs script (which marks "ready" with its pids) under a
@@ -110,36 +115,6 @@ func renewedKeepsCommand(t *testing.T) {
 		case <-tick.C:
 			renew()
 		}
-	}
-}
-
-// TestDeadmanSwitchParses reads the protocol's lines, and ignores what is
-// not one of them, without allocating: the watchdog runs with the garbage
-// collector off (watchdogEnviron), and it is renewed many times per session
-// timeout for as long as a command runs.
-func TestDeadmanSwitchParses(t *testing.T) {
-	for _, c := range []struct {
-		lines      []string
-		pgid       int
-		stop, kill int64
-	}{
-		{[]string{"arm 4242", "at 1000 2000"}, 4242, 1000, 2000},
-		{[]string{"at 1000 2000", "at 3000 4000"}, 0, 3000, 4000},
-		{[]string{"arm", "arm -3", "arm 12x", "at 5", "at 1 x", "bogus 1 2"}, 0, 0, 0},
-		{[]string{"at 0 0"}, 0, 0, 0},
-	} {
-		var s deadmanSwitch
-		for _, l := range c.lines {
-			s.handle([]byte(l))
-		}
-		if s.pgid != c.pgid || s.stopAt != c.stop || s.killAt != c.kill {
-			t.Errorf("%q: pgid %d, at %d %d; want %d, at %d %d", c.lines, s.pgid, s.stopAt, s.killAt, c.pgid, c.stop, c.kill)
-		}
-	}
-	var s deadmanSwitch
-	arm, at := []byte("arm 4242"), []byte("at 1732377600000000000 1732377602000000000")
-	if n := testing.AllocsPerRun(100, func() { s.handle(arm); s.handle(at) }); n != 0 {
-		t.Errorf("handle allocates %v times per line pair, want 0", n)
 	}
 }
 

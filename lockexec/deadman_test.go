@@ -148,3 +148,57 @@ func TestWatchdogLeavesWhatTheCommandLeft(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchdogGoneIsReported: a watchdog killed by someone else is
+// reported at once (Gone, Err), and a deadline that passes afterwards is
+// not blamed on it: it stopped nothing. A watchdog retired as usual is
+// never reported gone.
+func TestWatchdogGoneIsReported(t *testing.T) {
+	eachWatchdog(t, func(t *testing.T) {
+		wd, err := StartWatchdog()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wd.Retire()
+		start := time.Now()
+		wd.Renew(start.Add(time.Hour), start.Add(time.Hour))
+		if err := wd.arm(1 << 22); err != nil { // a group that is not there
+			t.Fatal(err)
+		}
+		if wd.Err() != nil {
+			t.Fatalf("Err %v before anything happened", wd.Err())
+		}
+		if err := syscall.Kill(wd.pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-wd.Gone():
+		case <-time.After(waitTimeout):
+			t.Fatalf("Gone not closed %s after the watchdog was killed", waitTimeout)
+		}
+		var werr *WatchdogError
+		if !errors.As(wd.Err(), &werr) || werr.Op != "keep" || werr.Pid != wd.pid || !errors.Is(werr, ErrWatchdogGone) {
+			t.Fatalf("Err = %v, want the watchdog's end with its pid %d", wd.Err(), wd.pid)
+		}
+		wd.Renew(start, start) // past, as if zklock had been frozen
+		if wd.stopped(time.Now()) {
+			t.Error("a watchdog that is gone is said to have stopped the command")
+		}
+	})
+	t.Run("retired", func(t *testing.T) {
+		wd, err := StartWatchdog()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wd.arm(1 << 22); err != nil {
+			t.Fatal(err)
+		}
+		wd.disarm()
+		wd.Retire()
+		select {
+		case <-wd.Gone():
+			t.Fatalf("a retired watchdog reported gone: %v", wd.Err())
+		default:
+		}
+	})
+}

@@ -32,6 +32,14 @@ func Is() bool {
 // process's own timers lag the clock that the ZooKeeper servers kept.
 const maxNap = time.Second
 
+// raiseAfter is how long the watchdog runs before it raises its priority
+// and locks its memory (raise). Locking costs a walk of every mapping, from
+// a few hundred microseconds to milliseconds on a busy machine, more than
+// the rest of a short run's watchdog: a command that is done by then does
+// not pay it, and no deadline falls so soon after a session's last contact
+// with the quorum.
+const raiseAfter = 50 * time.Millisecond
+
 // Main is the watchdog process: it follows the instructions on standard
 // input and returns its exit code.
 //
@@ -43,9 +51,10 @@ func Main() int {
 	// In a session of its own nothing should signal it, but a stray
 	// SIGHUP or SIGINT must not end the switch early.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGPIPE)
-	// The loop's thread is the one raised above the command (priority_*.go).
-	lockThread()
-	raise()
+	// The loop's thread is raised above the command (priority_*.go)
+	// once the watchdog has lived for raiseAfter.
+	raiseAt := Now() + int64(raiseAfter)
+	raised := false
 	var (
 		sw  = Switch{Tell: true}
 		buf [512]byte // a line is far shorter; a longer one is dropped
@@ -53,7 +62,11 @@ func Main() int {
 		fds = []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
 	)
 	for {
-		nap := sw.Nap(Now())
+		now := Now()
+		nap := sw.Nap(now)
+		if !raised {
+			nap = min(nap, max(time.Duration(raiseAt-now), 0))
+		}
 		fds[0].Revents = 0
 		_, err := unix.Poll(fds, int((nap+time.Millisecond-1)/time.Millisecond))
 		if err != nil && err != unix.EINTR {
@@ -88,7 +101,13 @@ func Main() int {
 				n = 0
 			}
 		}
-		sw.Check(Now())
+		now = Now()
+		sw.Check(now)
+		if !raised && now >= raiseAt {
+			lockThread()
+			raise()
+			raised = true
+		}
 	}
 }
 

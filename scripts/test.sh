@@ -7,10 +7,11 @@
 # Stages: system dependencies, tracked files, gofmt, go vet, staticcheck,
 # the fast lane (go test -short: no server, no JVM), go test -race, lockexec
 # again for linux/arm64 under qemu-user, then a few seconds of each fuzz
-# target (the fast lane, arm64 and fuzzing only when the whole suite runs). The integration tests start their own ZooKeeper; if
-# they cannot, they fail, and this script deliberately has no switch that
-# would turn that into a skip: a green run must mean the locking was
-# exercised against a real server.
+# target (the fast lane, arm64 and fuzzing only when the whole suite runs).
+# The integration tests start their own ZooKeeper; if they cannot, they
+# fail, and this script deliberately has no switch that would turn that
+# into a skip: a green run must mean the locking was exercised against a
+# real server.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,16 @@ func TestReconfigMigration(t *testing.T) {
 		}
 		joined = append(joined, s)
 	}
+	// doctor names the members the connect string lacks, with the line
+	// that names them all.
+	code, out, _ := doctor(t, "--servers", stale)
+	if code != 0 {
+		t.Errorf("doctor with the members added: exit %d, want 0 (a warning fails nothing)", code)
+	}
+	for _, s := range joined {
+		line(t, out, "warn", "members", fmt.Sprintf("server.%d at %s", s.ID(), s.Addr()))
+	}
+	line(t, out, "warn", "members", fmt.Sprintf("servers = %q", stale+","+joined[0].Addr()+","+joined[1].Addr()))
 	for _, s := range originals {
 		if err := c.Leave(ctx, s); err != nil {
 			t.Fatal(err)
@@ -90,6 +101,9 @@ func TestReconfigMigration(t *testing.T) {
 	r := runWithin(t, time.Minute, zklock(t, "--servers", stale, "--connect-timeout", "3s", "run", "--path", path, "--", "true"))
 	if r.code != 69 {
 		t.Errorf("with the stale connect string: exit %d, want 69; stderr %q", r.code, r.stderr)
+	}
+	if code, _, _ := doctor(t, "--servers", stale, "--connect-timeout", "3s"); code != 69 {
+		t.Errorf("doctor with the stale connect string: exit %d, want 69", code)
 	}
 
 	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {

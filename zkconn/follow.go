@@ -244,3 +244,56 @@ func memberAddrs(members []Member) string {
 	}
 	return strings.Join(a, ",")
 }
+
+// Membership reads the ensemble's membership from /zookeeper/config, with
+// a description of each line ignored (see ParseMembership). A server
+// before 3.5, which has no such node, has no members to read.
+func (c *Client) Membership(ctx context.Context) (Membership, []string, error) {
+	data, err := call(ctx, func() ([]byte, error) {
+		data, _, err := c.conn.Get(configNode)
+		return data, err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return Membership{}, nil, nil
+	}
+	if err != nil {
+		return Membership{}, nil, c.wrap(OpRead, configNode, err)
+	}
+	m, problems := ParseMembership(data)
+	return m, problems, nil
+}
+
+// Comparison is how a list of servers stands against the membership.
+type Comparison struct {
+	// Strangers are the servers of the list that are not members.
+	Strangers []string
+	// Missing are the members the list lacks.
+	Missing []Member
+	// Followed is the list that names every member, as a client that
+	// follows the ensemble would have it (see followMembers).
+	Followed []string
+}
+
+// CompareMembers compares servers, a connect string's list, with the
+// members; with tls, by host alone (the configuration carries the plain
+// client port only).
+func CompareMembers(ctx context.Context, servers []string, members []Member, tls bool) Comparison {
+	port := ""
+	if tls {
+		port = commonPort(servers)
+	}
+	ips := resolver{ctx: ctx, lookup: net.DefaultResolver.LookupHost, cache: map[string][]string{}}
+	var cmp Comparison
+	for _, s := range servers {
+		if !slices.ContainsFunc(members, func(m Member) bool { return ips.same(s, m.Addr, tls) }) {
+			cmp.Strangers = append(cmp.Strangers, s)
+		}
+	}
+	for _, m := range members {
+		if !slices.ContainsFunc(servers, func(s string) bool { return ips.same(s, m.Addr, tls) }) {
+			cmp.Missing = append(cmp.Missing, m)
+		}
+	}
+	cmp.Followed, _ = followMembers(ctx, servers, members, port, ips.lookup)
+	return cmp
+}

@@ -5,8 +5,9 @@
 #   scripts/test.sh -run TestX ./lock     # extra args go to `go test`
 #
 # Stages: system dependencies, tracked files, gofmt, go vet, staticcheck,
-# the fast lane (go test -short: no server, no JVM), go test -race, then a
-# few seconds of each fuzz target (the fast lane and fuzzing only when the
+# the fast lane (go test -short: no server, no JVM), go test -race, the
+# robustness lane (90 s of random faults), then a few seconds of each fuzz
+# target (the fast lane, the robustness lane and fuzzing only when the
 # whole suite runs). The integration tests start their own ZooKeeper; if
 # they cannot, they fail, and this script deliberately has no switch that
 # would turn that into a skip: a green run must mean the locking was
@@ -113,6 +114,19 @@ log="$(mktemp "${TMPDIR:-/tmp}/zklock-test.XXXXXX")"
 trap 'rm -f "$log"' EXIT
 rc=0
 "${gotest[@]}" 2>&1 | tee "$log" || rc=$?
+
+# The robustness lane: 50 s of random faults with a fixed seed, then the
+# calm the progress check needs (about 90 s in all), judged by the
+# checker; docs/robustness.md. Like fuzzing, after the main run and only
+# when the whole suite runs, since it keeps the machine busy.
+robust_seed=20261129
+if ((rc == 0 && $# == 0)); then
+  stage "scripts/robustness.sh --duration 50s --seed $robust_seed"
+  if ! scripts/robustness.sh --duration 50s --seed "$robust_seed"; then
+    err "the robustness lane failed: replay with scripts/robustness.sh --seed $robust_seed"
+    rc=1
+  fi
+fi
 
 # Fuzz each target for a short fixed number of inputs, one after the other
 # and only after the main run: fuzzing keeps every core busy, and the

@@ -112,7 +112,11 @@ func ranOn(runs []Run, path string) []Run {
 // checkExit judges the exit code and classes a loss.
 func (r *Result) checkExit(run Run, expired map[string]bool) {
 	if run.Conflict {
-		r.add(Violation{Rule: RuleKernel, Path: run.Paths[0], Runs: []string{run.ID}, At: run.Invoked,
+		at := run.Invoked
+		if run.Life != nil {
+			at = run.Life.First // the moment it found its kernel lock taken
+		}
+		r.add(Violation{Rule: RuleKernel, Path: run.Paths[0], Runs: []string{run.ID}, At: at,
 			Detail: fmt.Sprintf("%s could not take its kernel lock: another holder's command was still alive", run.ID)})
 	}
 	if run.Killed {

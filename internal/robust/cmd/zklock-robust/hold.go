@@ -101,7 +101,7 @@ func hold(args []string) int {
 	for _, l := range locks {
 		k, err := kernelLock(l)
 		if err != nil {
-			fmt.Fprintf(f, "conflict %s %v\n", l, err)
+			fmt.Fprintf(f, "conflict %d %s %v\n", mono(), l, err)
 			return conflictExit
 		}
 		held = append(held, k)

@@ -104,7 +104,7 @@ func runSuite(args []string) int {
 	duration := fs.Duration("duration", 90*time.Second, "how long the nemesis injects faults")
 	seed := fs.Int64("seed", 0, "the nemesis's seed; 0 picks one")
 	wls := fs.String("workload", "all", "workloads, comma-separated: all, or "+names(workloads))
-	fts := fs.String("faults", "all", "fault kinds, comma-separated: all, none, or "+faultNames())
+	fts := fs.String("faults", "all", "fault kinds, comma-separated: all (but delete-holder), none, or "+faultNames(true))
 	servers := fs.Int("servers", 3, "ensemble size, 3 or 5")
 	session := fs.Duration("session-timeout", 3*time.Second, "the session timeout T every zklock asks for")
 	if err := fs.Parse(args); err != nil {
@@ -114,12 +114,12 @@ func runSuite(args []string) int {
 		fmt.Fprintln(os.Stderr, "zklock-robust: need --zklock and --out; --servers is 3 or 5; --session-timeout at least 1s")
 		return 2
 	}
-	chosenW, err := pick(*wls, names(workloads))
+	chosenW, err := pick(*wls, names(workloads), names(workloads))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zklock-robust: --workload:", err)
 		return 2
 	}
-	chosenF, err := pick(*fts, faultNames())
+	chosenF, err := pick(*fts, faultNames(false), faultNames(true))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zklock-robust: --faults:", err)
 		return 2
@@ -288,19 +288,18 @@ func names(wls []workload) string {
 	return strings.Join(n, ",")
 }
 
-// pick parses a comma-separated choice among all ("all" and "none" too).
-func pick(list, all string) ([]string, error) {
-	known := strings.Split(all, ",")
+// pick parses a comma-separated choice among known ("all" and "none" too).
+func pick(list, all, known string) ([]string, error) {
 	switch list {
 	case "all":
-		return known, nil
+		return strings.Split(all, ","), nil
 	case "none":
 		return nil, nil
 	}
 	var out []string
 	for _, n := range strings.Split(list, ",") {
-		if !slices.Contains(known, n) {
-			return nil, fmt.Errorf("unknown %q (known: %s)", n, all)
+		if !slices.Contains(strings.Split(known, ","), n) {
+			return nil, fmt.Errorf("unknown %q (known: %s)", n, known)
 		}
 		out = append(out, n)
 	}

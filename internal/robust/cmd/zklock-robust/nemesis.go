@@ -15,6 +15,7 @@ import (
 
 	"github.com/zklock/zklock/internal/robust"
 	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/lock"
 )
 
 // draw is every random number one fault uses, drawn at once in a fixed
@@ -40,12 +41,15 @@ type fault struct {
 	name   string
 	member bool
 	inject func(ctx context.Context, n *nemesis, d draw) string
+	// optIn faults are left out of "all": ones whose composition with
+	// others breaks the lock by design, not by a fault of zklock's.
+	optIn bool
 }
 
 var faults = []fault{
 	{"kill", true, func(ctx context.Context, n *nemesis, d draw) string {
 		return n.down(ctx, n.member(d.target), (*zktest.Server).Kill, d)
-	}},
+	}, false},
 	{"kill-leader", true, func(ctx context.Context, n *nemesis, d draw) string {
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -54,10 +58,10 @@ var faults = []fault{
 			return ""
 		}
 		return n.down(ctx, srv, (*zktest.Server).Kill, d)
-	}},
+	}, false},
 	{"term", true, func(ctx context.Context, n *nemesis, d draw) string {
 		return n.down(ctx, n.member(d.target), (*zktest.Server).Stop, d)
-	}},
+	}, false},
 	{"freeze", true, func(ctx context.Context, n *nemesis, d draw) string {
 		srv := n.member(d.target)
 		pid := srv.Pid()
@@ -68,7 +72,7 @@ var faults = []fault{
 		sleep(ctx, span(n.s.T/5, 2*n.s.T, d.frac))
 		syscall.Kill(pid, syscall.SIGCONT)
 		return srvName(srv)
-	}},
+	}, false},
 	{"isolate", true, func(ctx context.Context, n *nemesis, d draw) string {
 		i := d.target % n.s.cluster.Len()
 		how, what := (*zktest.Proxy).Blackhole, "silent"
@@ -79,7 +83,7 @@ var faults = []fault{
 		sleep(ctx, span(n.s.T/2, 3*n.s.T, d.frac))
 		n.s.cluster.HealAll()
 		return fmt.Sprintf("server %d, %s", i+1, what)
-	}},
+	}, false},
 	{"rolling", true, func(ctx context.Context, n *nemesis, d draw) string {
 		// Half the rolling restarts lower maxSessionTimeout below T, so a
 		// holder's timeout is renegotiated down as it reconnects; the
@@ -94,7 +98,7 @@ var faults = []fault{
 			n.restart(srv)
 		}
 		return what
-	}},
+	}, false},
 	{"skew", true, func(ctx context.Context, n *nemesis, d draw) string {
 		srv := n.member(d.target)
 		offset := span(30*time.Second, 5*time.Minute, d.frac)
@@ -112,7 +116,7 @@ var faults = []fault{
 		srv.SetEnv(nil)
 		n.restart(srv)
 		return fmt.Sprintf("%s, %+.0fs", srvName(srv), offset.Seconds())
-	}},
+	}, false},
 	{"partition", false, func(ctx context.Context, n *nemesis, d draw) string {
 		slot := d.target % len(n.s.proxies)
 		what := "silent"
@@ -129,7 +133,7 @@ var faults = []fault{
 			p.Heal()
 		}
 		return fmt.Sprintf("client %d, %s", slot, what)
-	}},
+	}, false},
 	{"slow", false, func(ctx context.Context, n *nemesis, d draw) string {
 		slot := d.target % len(n.s.proxies)
 		delay := span(50*time.Millisecond, 400*time.Millisecond, d.frac)
@@ -146,7 +150,7 @@ var faults = []fault{
 			p.Heal()
 		}
 		return fmt.Sprintf("client %d, %s", slot, delay.Round(time.Millisecond))
-	}},
+	}, false},
 	{"zklock-stop", false, func(ctx context.Context, n *nemesis, d draw) string {
 		pid, ok := n.s.procs.pick(d.target, false)
 		if !ok {
@@ -156,7 +160,7 @@ var faults = []fault{
 		sleep(ctx, span(n.s.T/3, 3*n.s.T/2, d.frac))
 		syscall.Kill(pid, syscall.SIGCONT)
 		return "zklock pid " + strconv.Itoa(pid)
-	}},
+	}, false},
 	{"zklock-kill", false, func(ctx context.Context, n *nemesis, d draw) string {
 		pid, ok := n.s.procs.pick(d.target, true)
 		if !ok {
@@ -164,7 +168,14 @@ var faults = []fault{
 		}
 		syscall.Kill(pid, syscall.SIGKILL)
 		return "zklock pid " + strconv.Itoa(pid)
-	}},
+	}, false},
+	// An operator deletes the holder's node: a certain loss, and the
+	// successor may take the lock at once, so the holder must kill its
+	// command's whole group at once. Opt-in: a holder frozen by
+	// zklock-stop cannot act on it, and overlaps its successor by design.
+	{"delete-holder", false, func(ctx context.Context, n *nemesis, d draw) string {
+		return n.deleteHolder(ctx, []string{pathEx, pathMulti}[d.target%2])
+	}, true},
 	{"cpu", false, func(ctx context.Context, n *nemesis, d draw) string {
 		secs := 1 + int(d.frac*3)
 		cmd := exec.CommandContext(ctx, "stress-ng", "--cpu", "2", "--timeout", strconv.Itoa(secs)+"s", "--quiet")
@@ -173,15 +184,38 @@ var faults = []fault{
 			n.s.fail(fmt.Errorf("stress-ng: %w", err))
 		}
 		return fmt.Sprintf("stress-ng --cpu 2, %ds", secs)
-	}},
+	}, false},
 }
 
-func faultNames() string {
+// faultNames lists the fault kinds, all of them or those "all" selects.
+func faultNames(optIn bool) string {
 	var n []string
 	for _, f := range faults {
-		n = append(n, f.name)
+		if optIn || !f.optIn {
+			n = append(n, f.name)
+		}
 	}
 	return strings.Join(n, ",")
+}
+
+// deleteHolder deletes the node of path's holder, as an operator would.
+func (n *nemesis) deleteHolder(ctx context.Context, path string) string {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := zktest.Dial(dctx, n.s.cluster.Addrs())
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	children, _, err := conn.Children(path)
+	if err != nil {
+		return ""
+	}
+	q := lock.Contenders(children)
+	if len(q) == 0 || conn.Delete(path+"/"+q[0].Name, -1) != nil {
+		return ""
+	}
+	return path + "/" + q[0].Name
 }
 
 // nemesis injects faults of the chosen kinds at random, overlapping,

@@ -242,6 +242,10 @@ func (s *suite) readLife(name string, run *robust.Run) {
 			}
 		case "conflict":
 			run.Conflict = true
+			at, _, _ := strings.Cut(val, " ")
+			if n, err := strconv.ParseInt(at, 10, 64); err == nil {
+				run.Life = &robust.Life{First: n, Last: n}
+			}
 		}
 	}
 }

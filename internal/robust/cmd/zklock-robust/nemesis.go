@@ -141,7 +141,10 @@ var faults = []fault{
 			p.SetDelay(delay)
 			p.SetJitter(delay / 2)
 			if d.flip {
-				p.HoldBack(5, 2*delay) // a lost segment's retransmission
+				// Each connection's first request and its reply held
+				// back, as a lost segment sent again: past the
+				// keepalive's patience, connection after connection.
+				p.HoldBack(2, 4*delay)
 			}
 		}
 		sleep(ctx, span(n.s.T, 3*n.s.T, d.frac))

@@ -231,8 +231,10 @@ func (r *Result) checkFencing(p Path, runs []Run) {
 	}
 }
 
-// checkOncePer judges `--once-per`: two commands that succeeded started at
-// least a window apart.
+// checkOncePer judges `--once-per`: a command that succeeded started at
+// least a window after the last success recorded. A success zklock could
+// not record (the ensemble lost in the write) starts no window: that costs
+// a run the window would have skipped, by design.
 func (r *Result) checkOncePer(p Path, runs []Run) {
 	var last *Run
 	for i := range runs {
@@ -246,7 +248,9 @@ func (r *Result) checkOncePer(p Path, runs []Run) {
 					Detail: fmt.Sprintf("%s succeeded %s after %s, within the window of %s", cur.ID, d, last.ID, p.Window)})
 			}
 		}
-		last = cur
+		if !cur.Unrecorded {
+			last = cur
+		}
 	}
 }
 

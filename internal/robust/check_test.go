@@ -34,6 +34,10 @@ func TestCheckSafety(t *testing.T) {
 	conflict.Conflict = true
 	failed := ran("2", "/o", Holder, 5, 6, 2, 3)
 	failed.CommandExit = 3
+	unrecorded := ran("1", "/o", Holder, 1, 1.5, 1, 0)
+	unrecorded.Unrecorded = true
+	unrecordedLater := ran("2", "/o", Holder, 4, 5, 2, 0)
+	unrecordedLater.Unrecorded = true
 	for _, tc := range []struct {
 		name  string
 		paths []Path
@@ -68,6 +72,10 @@ func TestCheckSafety(t *testing.T) {
 			[]Run{ran("1", "/a", Holder, 1, 2, 10, 0), ran("2", "/a", Holder, 3, 4, 10, 0)}, []string{RuleFencing}},
 		{"once per window", once,
 			[]Run{ran("1", "/o", Holder, 1, 2, 1, 0), failed, ran("3", "/o", Holder, 11, 12, 3, 0)}, nil},
+		{"a success not recorded starts no window", once,
+			[]Run{unrecorded, ran("2", "/o", Holder, 2, 2.5, 2, 0), ran("3", "/o", Holder, 12, 13, 3, 0)}, nil},
+		{"a success within the window of the last one recorded", once,
+			[]Run{ran("1", "/o", Holder, 1, 2, 1, 0), unrecordedLater, ran("3", "/o", Holder, 6, 7, 3, 0)}, []string{RuleOncePer, RuleOncePer}},
 		{"two successes in one window", once,
 			[]Run{ran("1", "/o", Holder, 1, 2, 1, 0), ran("2", "/o", Holder, 9, 9.5, 2, 0)}, []string{RuleOncePer}},
 		{"an exit nothing explains", ex, []Run{ran("1", "/a", Holder, 1, 2, 1, 70)}, []string{RuleExit}},

@@ -87,6 +87,9 @@ type Run struct {
 	Signal      string `json:"signal,omitempty"`
 	// Killed is set when the nemesis itself killed this zklock.
 	Killed bool `json:"killed,omitempty"`
+	// Unrecorded is set when zklock said it could not record a success
+	// under --once-per: by design, the window then does not start.
+	Unrecorded bool `json:"unrecorded,omitempty"`
 	// Revoked is set when zklock said it was revoked.
 	Revoked bool `json:"revoked,omitempty"`
 	// Stderr is zklock's last line on stderr.

@@ -188,6 +188,7 @@ func (s *suite) runJob(id, wl string, slot int, j job) {
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	run.Stderr = lines[len(lines)-1]
 	run.Revoked = strings.Contains(stderr.String(), `"event":"revoked"`)
+	run.Unrecorded = strings.Contains(stderr.String(), "could not record the success")
 	s.readLife(life, &run)
 	s.record(robust.Record{Run: &run})
 }

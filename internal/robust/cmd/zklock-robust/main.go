@@ -38,6 +38,8 @@ func main() {
 			os.Exit(hold(os.Args[2:]))
 		case "beat":
 			os.Exit(beatCmd(os.Args[2:]))
+		case "judge":
+			os.Exit(rejudge(os.Args[2:]))
 		}
 	}
 	os.Exit(runSuite(os.Args[1:]))
@@ -232,6 +234,7 @@ func runSuite(args []string) int {
 		s.record(robust.Record{Expired: id})
 	}
 	s.cluster.Stop()
+	s.history.Sync()
 	return s.judge(leftovers)
 }
 
@@ -246,10 +249,22 @@ func (s *suite) revoker(ctx context.Context, slot int, rng *rand.Rand) {
 	}
 }
 
+// rejudge checks the history of a report directory again, with this
+// checker: `zklock-robust judge DIR`. What zklock said is read again from
+// each run's saved stderr. The checks after the run (znodes, processes)
+// cannot be made again, and are not.
+func rejudge(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: zklock-robust judge DIR")
+		return 2
+	}
+	s := &suite{dir: args[0]}
+	return s.judge(nil)
+}
+
 // judge reads the history back, checks it, and writes the report.
 func (s *suite) judge(leftovers []robust.Violation) int {
-	s.history.Sync()
-	f, err := os.Open(s.history.Name())
+	f, err := os.Open(filepath.Join(s.dir, "history.jsonl"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zklock-robust:", err)
 		return 2
@@ -260,6 +275,12 @@ func (s *suite) judge(leftovers []robust.Violation) int {
 		fmt.Fprintln(os.Stderr, "zklock-robust:", err)
 		return 2
 	}
+	for i := range h.Runs {
+		if b, err := os.ReadFile(filepath.Join(s.dir, "lives", h.Runs[i].ID+".stderr")); err == nil {
+			said(&h.Runs[i], string(b))
+		}
+	}
+	s.T = h.Session
 	r := robust.Check(h, robust.Bounds{Progress: s.progress()})
 	r.Violations = append(r.Violations, leftovers...)
 	if err := writeReport(s.dir, h, r); err != nil {

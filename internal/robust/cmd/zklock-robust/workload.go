@@ -185,12 +185,17 @@ func (s *suite) runJob(id, wl string, slot int, j job) {
 		run.Exit = -1
 	}
 	os.WriteFile(life+".stderr", stderr.Bytes(), 0o644)
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	run.Stderr = lines[len(lines)-1]
-	run.Revoked = strings.Contains(stderr.String(), `"event":"revoked"`)
-	run.Unrecorded = strings.Contains(stderr.String(), "could not record the success")
+	said(&run, stderr.String())
 	s.readLife(life, &run)
 	s.record(robust.Record{Run: &run})
+}
+
+// said reads what zklock said on stderr into its run.
+func said(run *robust.Run, stderr string) {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	run.Stderr = lines[len(lines)-1]
+	run.Revoked = strings.Contains(stderr, `"event":"revoked"`)
+	run.Unrecorded = strings.Contains(stderr, "could not record the success")
 }
 
 // normSession writes a session id one way, as zklock and the server's log

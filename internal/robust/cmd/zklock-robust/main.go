@@ -215,7 +215,7 @@ func runSuite(args []string) int {
 			s.revoker(work, slots-1, rand.New(rand.NewPCG(uint64(*seed), 99)))
 		}()
 	}
-	n := &nemesis{s: s, rng: rand.New(rand.NewPCG(uint64(*seed), 0)), kinds: chosenF}
+	n := &nemesis{s: s, rng: rand.New(rand.NewPCG(uint64(*seed), 0)), kinds: chosenF, backup: map[int]string{}}
 	faultCtx, endFaults := context.WithTimeout(ctx, *duration)
 	n.run(faultCtx)
 	endFaults()

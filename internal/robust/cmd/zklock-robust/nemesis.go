@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +73,9 @@ var faults = []fault{
 		sleep(ctx, span(n.s.T/5, 2*n.s.T, d.frac))
 		syscall.Kill(pid, syscall.SIGCONT)
 		return srvName(srv)
+	}, false},
+	{"wipe", true, func(ctx context.Context, n *nemesis, d draw) string {
+		return n.wipe(n.member(d.target), d.flip)
 	}, false},
 	{"isolate", true, func(ctx context.Context, n *nemesis, d draw) string {
 		i := d.target % n.s.cluster.Len()
@@ -230,6 +234,8 @@ type nemesis struct {
 
 	mu         sync.Mutex
 	memberBusy bool
+	backups    int
+	backup     map[int]string // each member's latest saved data, by ID
 }
 
 func (n *nemesis) run(ctx context.Context) {
@@ -291,6 +297,33 @@ func (n *nemesis) releaseMember() {
 }
 
 func (n *nemesis) member(i int) *zktest.Server { return n.s.cluster.Server(i % n.s.cluster.Len()) }
+
+// wipe stops a member and brings it back on an empty data directory, or
+// (restore) on the copy the previous wipe of that member saved, older than
+// the ensemble's state: either way it must catch up from the leader. The
+// state it had is saved first, for the next restore.
+func (n *nemesis) wipe(srv *zktest.Server, restore bool) string {
+	srv.Stop()
+	n.mu.Lock()
+	n.backups++
+	backup := filepath.Join(n.s.dir, "backups", fmt.Sprintf("server-%d-%d", srv.ID(), n.backups))
+	older := n.backup[srv.ID()]
+	n.backup[srv.ID()] = backup
+	n.mu.Unlock()
+	if err := srv.SaveData(backup); err != nil {
+		n.s.fail(fmt.Errorf("saving %s: %w", srvName(srv), err))
+	}
+	what := "wiped"
+	from := ""
+	if restore && older != "" {
+		what, from = "restored from an older copy", older
+	}
+	if err := srv.RestoreData(from); err != nil {
+		n.s.fail(fmt.Errorf("restoring %s: %w", srvName(srv), err))
+	}
+	n.restart(srv)
+	return srvName(srv) + ", " + what
+}
 
 // down stops a member (SIGKILL or SIGTERM), leaves it down for 0.3–2 s
 // and restarts it.

@@ -116,6 +116,11 @@ func runSuite(args []string) int {
 		fmt.Fprintln(os.Stderr, "zklock-robust: need --zklock and --out; --servers is 3 or 5; --session-timeout at least 1s")
 		return 2
 	}
+	abs, _ := filepath.Abs(*zklock)
+	if fi, err := os.Stat(abs); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		fmt.Fprintf(os.Stderr, "zklock-robust: --zklock %s is not an executable file\n", *zklock)
+		return 2
+	}
 	chosenW, err := pick(*wls, names(workloads), names(workloads))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zklock-robust: --workload:", err)
@@ -142,7 +147,6 @@ func runSuite(args []string) int {
 		return 2
 	}
 	host, _ := os.Hostname()
-	abs, _ := filepath.Abs(*zklock)
 	s := &suite{zklock: abs, self: self, dir: *out, host: host, T: *session, procs: newProcs()}
 	s.history, err = os.Create(filepath.Join(*out, "history.jsonl"))
 	if err != nil {

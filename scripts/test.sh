@@ -6,7 +6,7 @@
 #
 # Stages: system dependencies, tracked files, gofmt, go vet, staticcheck,
 # the fast lane (go test -short: no server, no JVM), go test -race, the
-# robustness lane (90 s of random faults), then a few seconds of each fuzz
+# robustness lane (50 s of random faults), then a few seconds of each fuzz
 # target (the fast lane, the robustness lane and fuzzing only when the
 # whole suite runs). The integration tests start their own ZooKeeper; if
 # they cannot, they fail, and this script deliberately has no switch that
@@ -115,9 +115,9 @@ trap 'rm -f "$log"' EXIT
 rc=0
 "${gotest[@]}" 2>&1 | tee "$log" || rc=$?
 
-# The robustness lane: 50 s of random faults with a fixed seed, then the
-# calm the progress check needs (about 90 s in all), judged by the
-# checker; docs/robustness.md. Like fuzzing, after the main run and only
+# The robustness lane: 50 s of random faults with a fixed seed, their
+# heals and the calm the progress check needs (2 to 3 minutes in all),
+# judged by the checker; docs/robustness.md. Like fuzzing, after the main run and only
 # when the whole suite runs, since it keeps the machine busy.
 robust_seed=20261129
 if ((rc == 0 && $# == 0)); then

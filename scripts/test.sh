@@ -6,12 +6,13 @@
 #
 # Stages: system dependencies, tracked files, gofmt, go vet, staticcheck,
 # the fast lane (go test -short: no server, no JVM), go test -race, lockexec
-# again for linux/arm64 under qemu-user, then a few seconds of each fuzz
-# target (the fast lane, arm64 and fuzzing only when the whole suite runs).
-# The integration tests start their own ZooKeeper; if they cannot, they
-# fail, and this script deliberately has no switch that would turn that
-# into a skip: a green run must mean the locking was exercised against a
-# real server.
+# again for linux/arm64 under qemu-user, the robustness lane (50 s of random
+# faults), then a few seconds of each fuzz target (the fast lane, arm64, the
+# robustness lane and fuzzing only when the whole suite runs). The
+# integration tests start their own ZooKeeper; if they cannot, they fail,
+# and this script deliberately has no switch that would turn that into a
+# skip: a green run must mean the locking was exercised against a real
+# server.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -124,6 +125,19 @@ if ((rc == 0 && $# == 0)); then
   stage "GOARCH=arm64 go test ./lockexec (under qemu-user)"
   scripts/qemu-binfmt.sh
   GOARCH=arm64 CGO_ENABLED=0 go test -count=1 ./lockexec 2>&1 | tee -a "$log" || rc=$?
+fi
+
+# The robustness lane: 50 s of random faults with a fixed seed, their
+# heals and the calm the progress check needs (2 to 3 minutes in all),
+# judged by the checker; docs/robustness.md. Like fuzzing, after the main run and only
+# when the whole suite runs, since it keeps the machine busy.
+robust_seed=20261129
+if ((rc == 0 && $# == 0)); then
+  stage "scripts/robustness.sh --duration 50s --seed $robust_seed"
+  if ! scripts/robustness.sh --duration 50s --seed "$robust_seed"; then
+    err "the robustness lane failed: replay with scripts/robustness.sh --seed $robust_seed"
+    rc=1
+  fi
 fi
 
 # Fuzz each target for a short fixed number of inputs, one after the other

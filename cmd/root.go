@@ -157,6 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	u.finish(err, code, helpFor(ran))
+	u.flushStderr()
 	return code
 }
 

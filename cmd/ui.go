@@ -42,6 +42,8 @@ type ui struct {
 	path string
 	// run reports a run or tryrun (events.go); nil for other commands.
 	run *runReport
+	// queue is err for a run or tryrun (stderrqueue.go); nil otherwise.
+	queue *stderrQueue
 }
 
 func newUI(out, errw io.Writer) *ui {

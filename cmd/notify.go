@@ -56,7 +56,6 @@ type notifier struct {
 	stop    chan struct{} // ends the extensions, while they run
 	done    chan struct{}
 	failed  bool // a send failed: warned once
-	dropped int  // datagrams dropped for a full socket
 	waiting bool // extensions have been asked for
 }
 
@@ -184,16 +183,13 @@ func extendTimeout(d time.Duration) string {
 // send sends one datagram, without waiting: the events come on the run's
 // own path (the acquisition, the start, a loss), which a reader that
 // stopped reading must never hold up. A datagram the socket has no room
-// for is dropped and counted. The first failure is a warning, later ones
+// for is dropped. The first failure is a warning, later ones
 // are not said again.
 func (n *notifier) send(lines ...string) {
 	if err := n.conn.Send(lines...); err != nil {
 		n.mu.Lock()
 		first := !n.failed
 		n.failed = true
-		if errors.Is(err, sdnotify.ErrFull) {
-			n.dropped++
-		}
 		n.mu.Unlock()
 		if first && errors.Is(err, sdnotify.ErrFull) {
 			n.warnf("could not notify systemd: %v; dropping notifications while it is, rather than wait", err)

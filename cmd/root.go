@@ -239,6 +239,9 @@ func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, _ []string) error {
 		u.verbose = g.Verbose
 		u.path = pathFlag(c)
+		if c.Name() == "run" || c.Name() == "tryrun" {
+			u.queueStderr()
+		}
 		if noSettings[c.Name()] {
 			return nil
 		}

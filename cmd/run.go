@@ -162,7 +162,6 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 		if runF != nil {
 			return runF(c.Context(), o)
 		}
-		u.queueStderr()
 		u.run = newRunReport(u)
 		ro, err := o.validate(u)
 		if err != nil {

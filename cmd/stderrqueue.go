@@ -150,25 +150,40 @@ func (q *stderrQueue) flush(d time.Duration) {
 // reach a stderr that is slow to read.
 const exitWait = 2 * time.Second
 
-// queueStderr puts stderr behind a stderrQueue, for a run or tryrun: the
-// lines about a run, its events under JSON included, then never hold it
-// up. The drop notice is in the format stderr has now.
+// queueStderr puts stderr behind a stderrQueue, for a run or tryrun,
+// before it says anything: its lines, its settings under -v and its
+// events under JSON included, then never hold it up. The drop notice is
+// in the format stderr has when it is said (setFormat).
 func (u *ui) queueStderr() {
-	json, path, prefix := u.json != nil, u.path, u.warnPfx
-	notice := func(n int64) []byte {
-		msg := fmt.Sprintf("%d lines for stderr were dropped: nobody read it in time, and a run never waits for its reader", n)
-		if !json {
-			return []byte(prefix + msg + "\n")
-		}
-		var b bytes.Buffer
-		newJSONLog(&b, os.Getenv).line(slog.LevelWarn, "warning", msg, path)
-		return b.Bytes()
+	if u.queue != nil {
+		return
 	}
-	q := newStderrQueue(u.err, notice)
+	u.notice.Store(&noticeStyle{prefix: u.warnPfx})
+	q := newStderrQueue(u.err, u.droppedNotice)
 	u.err, u.queue = q, q
-	if json {
+	if u.json != nil {
 		u.json = newJSONLog(q, os.Getenv)
+		u.notice.Store(&noticeStyle{json: true, path: u.path})
 	}
+}
+
+// noticeStyle is how the drop notice is written: it is written from the
+// queue's goroutine, so the ui's fields are copied for it.
+type noticeStyle struct {
+	json         bool
+	path, prefix string
+}
+
+// droppedNotice is the line that says n lines were dropped.
+func (u *ui) droppedNotice(n int64) []byte {
+	st := u.notice.Load()
+	msg := fmt.Sprintf("%d lines for stderr were dropped: nobody read it in time, and a run never waits for its reader", n)
+	if !st.json {
+		return []byte(st.prefix + msg + "\n")
+	}
+	var b bytes.Buffer
+	newJSONLog(&b, os.Getenv).line(slog.LevelWarn, "warning", msg, st.path)
+	return b.Bytes()
 }
 
 // flushStderr writes out what is queued for stderr, if it is queued,

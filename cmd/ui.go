@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
@@ -43,7 +44,8 @@ type ui struct {
 	// run reports a run or tryrun (events.go); nil for other commands.
 	run *runReport
 	// queue is err for a run or tryrun (stderrqueue.go); nil otherwise.
-	queue *stderrQueue
+	queue  *stderrQueue
+	notice atomic.Pointer[noticeStyle]
 }
 
 func newUI(out, errw io.Writer) *ui {
@@ -88,6 +90,7 @@ func (u *ui) setFormat(f logFormat) {
 	u.formatSet = true
 	if f == jsonFormat {
 		u.json = newJSONLog(u.err, os.Getenv)
+		u.notice.Store(&noticeStyle{json: true, path: u.path})
 	}
 }
 

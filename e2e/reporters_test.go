@@ -89,6 +89,14 @@ func startDelay(t *testing.T, format string, rd reader) time.Duration {
 	if err := syscall.Mkfifo(release, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Held open for reading and writing from the start, the FIFO makes
+	// the command's read wait for a line, whenever it opens it, and the
+	// line that releases it never waits for a reader.
+	fifo, err := os.OpenFile(release, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fifo.Close()
 	args := []string{"run", "--log-format", format, "--path", path, "--"}
 	if format == "text" {
 		args = append([]string{"-v"}, args...) // -v says acquired, started, released
@@ -116,8 +124,8 @@ func startDelay(t *testing.T, format string, rd reader) time.Duration {
 	drained := make(chan struct{})
 	defer func() {
 		// Whatever happened, the command ends and zklock with it.
-		if f, err := os.OpenFile(release, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			f.Close()
+		if _, err := fifo.WriteString("go\n"); err != nil {
+			t.Error(err)
 		}
 		if pr != nil {
 			c.Stderr.(*os.File).Close()
@@ -131,7 +139,7 @@ func startDelay(t *testing.T, format string, rd reader) time.Duration {
 			t.Errorf("zklock: %v\n%s", err, stderr.Bytes())
 		}
 		if format == "json" && !t.Failed() {
-			checkEvents(t, stderr.Bytes())
+			checkEvents(t, stderr.Bytes(), rd)
 		}
 	}()
 
@@ -141,7 +149,6 @@ func startDelay(t *testing.T, format string, rd reader) time.Duration {
 	var node []byte
 	var st os.FileInfo
 	for {
-		var err error
 		if node, err = os.ReadFile(marker); err == nil && len(node) > 0 {
 			if st, err = os.Stat(marker); err != nil {
 				t.Fatal(err)
@@ -161,22 +168,33 @@ func startDelay(t *testing.T, format string, rd reader) time.Duration {
 }
 
 // checkEvents checks a JSON stderr: every line after the filler an
-// object, and the run's events all there, in order.
-func checkEvents(t *testing.T, out []byte) {
+// object, the run's events all there, in order, and, with a full notify
+// socket, one warning that says so.
+func checkEvents(t *testing.T, out []byte, rd reader) {
 	t.Helper()
-	var events []string
+	var events, warnings []string
 	sc := bufio.NewScanner(bytes.NewReader(bytes.TrimLeft(out, "x")))
 	for sc.Scan() {
-		var e struct{ Event string }
+		var e struct{ Event, Msg string }
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Errorf("not a JSON object: %q", sc.Text())
 			continue
 		}
-		events = append(events, e.Event)
+		if e.Event == "warning" {
+			warnings = append(warnings, e.Msg)
+		} else {
+			events = append(events, e.Event)
+		}
 	}
-	got := strings.Join(events, " ")
-	if !strings.Contains(got, "acquired started released exit") {
+	if got := strings.Join(events, " "); got != "acquired started released exit" {
 		t.Errorf("events %q, want acquired started released exit", got)
+	}
+	want := 0
+	if rd == notifyFull {
+		want = 1
+	}
+	if len(warnings) != want || (want == 1 && !strings.Contains(warnings[0], "could not notify systemd: the socket's queue is full")) {
+		t.Errorf("warnings %q, want %d about the notify socket", warnings, want)
 	}
 }
 

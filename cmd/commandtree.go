@@ -15,6 +15,9 @@ func CommandTree() *cobra.Command {
 	var fill func(c *cobra.Command)
 	fill = func(c *cobra.Command) {
 		lazyLong(c)
+		// A man page has no zklock help NAME to point at: it carries
+		// the topics itself.
+		c.Long = fullLong(c)
 		for _, s := range c.Commands() {
 			fill(s)
 		}

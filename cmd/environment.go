@@ -25,7 +25,7 @@ var environment = []reference{
 	{envMetricsFile, "default for `--metrics-file`"},
 	{"NOTIFY_SOCKET", "set by systemd for a `Type=notify` unit: zklock tells systemd where it stands while it waits and holds, and extends the start timeout while it waits (see [systemd](systemd.md)); passed on to the command, whose own `READY=1` ends the unit's start"},
 	{"TRACEPARENT", "a W3C trace context (`00-<trace-id>-<span-id>-<flags>`), as CI runners and instrumented schedulers set it: under `--log-format json` every event carries its `trace_id`; passed on to the command unchanged"},
-	{runner.EnvHeld + ", ZKLOCK_PID", "set for the command: the locks it holds, which a zklock started inside it reads to re-enter (see `zklock run --help`)"},
+	{runner.EnvHeld + ", ZKLOCK_PID", "set for the command: the locks it holds, which a zklock started inside it reads to re-enter (see `zklock help queue`)"},
 	{"NO_COLOR", "any value: no colour"},
 	{"TERM", "`dumb`: no colour, no status line while waiting, no symbols"},
 }
@@ -45,6 +45,6 @@ func commandVariables() []reference {
 	return out
 }
 
-// commandEnvironmentHelp is what the command gets, as zklock run --help
+// commandEnvironmentHelp is what the command gets, as zklock help environment
 // shows it.
 var commandEnvironmentHelp = sync.OnceValue(func() string { return "Environment of CMD:\n" + helpList(commandVariables()) })

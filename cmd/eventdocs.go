@@ -6,7 +6,7 @@ import (
 
 // eventDoc documents one event of --log-format json: its name, when it is
 // written, and the keys it has beside the common ones. A key "a.b" is key
-// b of the object a. zklock run --help, its man page and the table in
+// b of the object a. zklock help events, run's man page and the table in
 // docs/guide/events.md are rendered from eventDocs (TestDocTables), and
 // TestEventKeys holds what zklock writes to them: keys may be added, but a
 // key renamed or removed breaks the pipelines that read them.
@@ -106,7 +106,7 @@ func codeList(s string) string {
 	return strings.ReplaceAll(out, ")`", ")")
 }
 
-// eventHelp is the events as zklock run --help shows them.
+// eventHelp is the events as zklock help events shows them.
 func eventHelp() string {
 	return "Events (--log-format json), one JSON object a line:\n" + helpList(eventReferences())
 }

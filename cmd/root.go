@@ -204,6 +204,7 @@ func newCmdRoot(u *ui, completing bool) *cobra.Command {
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
 		lazyLong(c)
 		help(c, args)
+		writeLearnMore(c.OutOrStdout(), c)
 	})
 	root.SetFlagErrorFunc(flagError)
 	root.SuggestionsMinimumDistance = 2
@@ -226,6 +227,7 @@ func newCmdRoot(u *ui, completing bool) *cobra.Command {
 		newCmdCompletion(root),
 		newCmdDoctor(g, u, nil),
 	)
+	root.AddCommand(newCmdTopics()...)
 	if completing {
 		registerCompletions(root, g)
 	}
@@ -277,7 +279,12 @@ var longHelps = map[string]func() string{
 
 // lazyLong gives c its long help, if it is one of longHelps.
 func lazyLong(c *cobra.Command) {
-	if f, ok := longHelps[c.CommandPath()]; ok && c.Long == "" {
+	if c.Long != "" {
+		return
+	}
+	if f, ok := longHelps[c.CommandPath()]; ok {
+		c.Long = f()
+	} else if f := topicLong(c.Name()); f != nil && c.Parent() != nil && !c.Parent().HasParent() {
 		c.Long = f()
 	}
 }
@@ -287,18 +294,10 @@ func rootHelp() string {
 	return `zklock runs a command while holding a lock in Apache ZooKeeper, so that a
 cron job, a CI stage or an ops script runs on one machine at a time.
 
-Waiters queue in FIFO order and each watches only the waiter ahead of it, so a
-release wakes exactly one process. The lock's nodes are ephemeral: if zklock or
-its host dies, the lock is released when the session expires.
-
-` + exitCodeHelp() + `
-
 Settings come from the flags, then the environment, then the user's
 configuration file (~/.config/zklock/config.toml), then the system's
 (/etc/zklock/config.toml), then the built-in defaults; zklock config shows
-each setting and where it came from.
-
-` + environmentHelp()
+each setting and where it came from.`
 }
 
 // addFlags defines the connection flags every command shares.

@@ -33,63 +33,14 @@ type runOptions struct {
 	Argv         []string
 }
 
-// runLong is zklock run --help's text (see lazyLong).
+// runLong is zklock run --help's text (see lazyLong): what run does, in a
+// few lines, so that the usage comes next; the rest is in the help topics.
 func runLong() string {
 	return `Join the queue for the lock at --path, run CMD once the lock is held, and
-release it when CMD exits. zklock exits with CMD's exit code. CMD is looked
-up (in PATH, for a name without a slash) before zklock connects: one that is
-not found exits 127 at once rather than after the wait, and a file that is
-not executable, or a directory, 126.
-
---shared takes a read lock (shared holders run together, exclusive ones
-alone, in FIFO order); --limit N allows N holders at once. Repeat --path to
-hold several locks: they are taken in sorted order, so jobs naming the same
-paths in any order never deadlock, and --timeout covers them all.
-
-While it waits at a terminal, one status line on stderr says the position,
-who holds the lock and for how long, how long zklock has waited and what is
-left of --timeout; it is erased before CMD starts. Without a terminal
-nothing is printed unless --progress (or ZKLOCK_PROGRESS=1) is given.
-
-stdin, stdout and stderr pass straight through. While CMD runs, SIGINT,
-SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to zklock are forwarded to
-it. While zklock is still waiting, those signals make it leave the queue and
-exit 128+N. CMD gets the variables below in its environment.
-
-Re-entrant: a zklock started by CMD (or below it) that asks for a path this
-zklock holds runs at once, without a node of its own, once the server
-confirms that the node in ZKLOCK_HELD still belongs to its session. An
-exclusive hold covers exclusive and shared requests, a shared hold only
-shared ones (an exclusive request inside it exits 64), a lease only a
---limit of the same N. Other paths are taken as usual.
-
---once-per D: once the locks are held, run CMD only if it has not exited 0
-under the lock (its first --path, in sorted order) within D, on the
-server's clock; otherwise exit 75 (or --conflict-exit-code) without running
-it, and say with -v when and on which host it last succeeded. A failed run
-leaves the window open. It needs an exclusive lock (not --shared or
---limit, whose holders run together).
-
-CMD runs in its own process group. If the ensemble's quorum stops
-confirming the session for so long that it could expire, zklock stops that
-whole group (SIGTERM, then SIGKILL) before the leader could give the lock
-to the next waiter, and exits 76 (see --on-lost). A loss that has already
-happened (its node deleted, its session expired or unknown to the
-ensemble) gets SIGKILL at once, with no grace. A server that falls
-silent is dropped for the next one of --servers, keeping the lock. If
-zklock itself is killed, or stopped for too long (SIGSTOP, Ctrl-Z), its
-watchdog kills CMD's group.
-
-zklock revoke (or a Curator Revoker) asks the holder to give the lock up:
-CMD's group is stopped the same way, with the full --kill-grace, the lock
-released, and zklock exits 76 naming who revoked it and when; a revoked
-waiter leaves the queue and exits 76. --on-revoke ignore lets CMD finish.
-
-` + commandEnvironmentHelp() + `
-
-` + eventHelp() + `
-
-` + exitCodeHelp()
+release it when CMD exits. zklock exits with CMD's exit code; CMD is looked
+up before zklock connects (127 if not found, 126 if not executable). If the
+lock could be lost while CMD runs, zklock stops CMD's whole process group
+first and exits 76.`
 }
 
 func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
@@ -115,11 +66,7 @@ func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) 
 func tryrunLong() string {
 	return `Run CMD under the lock at --path only if the lock is free right now.
 Otherwise exit 75 at once (or --conflict-exit-code) and say on stderr who
-holds the lock. Like flock -n. Inside the command of a zklock that holds
-the path, it re-enters as run does; --once-per works as for run (see
-zklock run --help).
-
-` + exitCodeHelp()
+holds the lock. Like flock -n. Everything else is as for zklock run.`
 }
 
 func newCmdTryrun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {

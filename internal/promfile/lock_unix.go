@@ -13,7 +13,7 @@ import (
 )
 
 // lockSidecar takes the sidecar's exclusive lock, waiting at most
-// lockWait, and returns the function that gives it back. The lock is the
+// lockWait after the file last changed, and returns the function that gives it back. The lock is the
 // kernel's: it goes with the process if that dies holding it. The sidecar
 // is hidden and not *.prom, beside the file.
 func (p *place) lockSidecar() (unlock func(), err error) {
@@ -41,8 +41,13 @@ func (p *place) lockSidecar() (unlock func(), err error) {
 		return nil, fmt.Errorf("lock %s: it belongs to uid %d in a directory others may write in; name a file of this user's own", name, st.Uid)
 	}
 	// A blocking flock cannot be given up on: try, and back off, until
-	// the deadline.
+	// the deadline. Each run that replaces the file while this one waits
+	// shows that the writers move on, only many at once (each syncs its
+	// file to disk, which a busy disk makes slow): the deadline then
+	// starts again. Only a writer that holds the lock and writes nothing
+	// makes it run out.
 	deadline := time.Now().Add(lockWait)
+	seen := p.version()
 	pause := time.Millisecond
 	for {
 		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
@@ -52,6 +57,9 @@ func (p *place) lockSidecar() (unlock func(), err error) {
 		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", name, err)
+		}
+		if v := p.version(); v != seen {
+			seen, deadline = v, time.Now().Add(lockWait)
 		}
 		if time.Now().After(deadline) {
 			f.Close()

@@ -290,8 +290,16 @@ func (p *place) write(data []byte) error {
 		unix.Unlinkat(d, tmp, 0)
 		return fmt.Errorf("%s: %w", filepath.Join(p.dirName(), p.base), err)
 	}
-	// The rename is the directory's change: synced too, where the file
-	// system can (some refuse to sync a directory, which is no failure).
-	_ = p.dir.Sync()
 	return nil
+}
+
+// version is what changes each time a run replaces the file: its inode
+// and change time, zero while there is none.
+func (p *place) version() [3]int64 {
+	var st unix.Stat_t
+	if unix.Fstatat(int(p.dir.Fd()), p.base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return [3]int64{}
+	}
+	sec, nsec := st.Ctim.Unix()
+	return [3]int64{int64(st.Ino), sec, nsec}
 }

@@ -67,8 +67,9 @@ var (
 	families    = []family{lastRun, lastSuccess, lastExit, lastWait, lastHold, runsTotal}
 )
 
-// lockWait bounds waiting for the sidecar's lock: runs that end together
-// hold it a millisecond each, so only a stuck writer makes it run out.
+// lockWait bounds waiting for the sidecar's lock while no other run
+// replaces the file: runs that end together hold it a few milliseconds
+// each, so only a stuck writer makes it run out.
 const lockWait = 5 * time.Second
 
 // Record adds r to the file at name, creating it if need be; where it

@@ -78,7 +78,7 @@ func canDraw(w io.Writer, getenv func(string) string) bool {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
@@ -142,4 +142,14 @@ func (u *ui) say(line string) {
 // they quote what the user typed, so an overlong value is cut short.
 func oneLine(s string) string {
 	return view.Cell(strings.TrimSpace(s))
+}
+
+// fileOf is the file behind w, if it is one: a queued stderr is still the
+// terminal it writes to.
+func fileOf(w io.Writer) (*os.File, bool) {
+	if q, ok := w.(*stderrQueue); ok {
+		w = q.w
+	}
+	f, ok := w.(*os.File)
+	return f, ok
 }

@@ -30,19 +30,20 @@ type runReport struct {
 }
 
 // newRunReport starts the report of a run, before its options are
-// validated: a run that fails validation is counted in the metrics too.
-func newRunReport(u *ui, o *runOptions) *runReport {
-	r := &runReport{u: u}
+// validated, so that a run that fails validation still ends with its
+// exit event.
+func newRunReport(u *ui) *runReport { return &runReport{u: u} }
+
+// attach wires the report into a validated run: the metrics, the status
+// line, systemd, and how closely the wait is followed. Only a validated
+// run is counted in the metrics: a run refused for its flags never
+// reached a lock path, and a typo's path would add series that no later
+// run updates or removes.
+func (r *runReport) attach(ro *runner.Options, o *runOptions) {
+	u := r.u
 	if o.MetricsFile != "" {
 		r.metrics = &metricsRun{file: string(o.MetricsFile), paths: slices.Sorted(slices.Values(o.Paths))}
 	}
-	return r
-}
-
-// attach wires the report into a validated run: the status line, systemd,
-// and how closely the wait is followed.
-func (r *runReport) attach(ro *runner.Options, o *runOptions) {
-	u := r.u
 	if u.json == nil {
 		// (tryrun never waits, so its status line is never drawn.)
 		r.status = newStatusLine(u.err, o.Progress, os.Getenv)

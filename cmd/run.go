@@ -109,7 +109,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 		if runF != nil {
 			return runF(c.Context(), o)
 		}
-		u.run = newRunReport(u, o)
+		u.run = newRunReport(u)
 		ro, err := o.validate(u)
 		if err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 )
 
 // lastStamp is the newest nanosecond timestamp in a file of timestamps.
-func lastStamp(t *testing.T, p string) int64 {
+func lastStamp(t testing.TB, p string) int64 {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -30,7 +30,7 @@ func lastStamp(t *testing.T, p string) int64 {
 	return last
 }
 
-func readPid(t *testing.T, p string) int {
+func readPid(t testing.TB, p string) int {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -64,7 +64,7 @@ func startPairScript(t *testing.T, script string, holderArgs, waiterArgs []strin
 
 // startPairRun is startPairScript with holderRun among the holder's run
 // flags.
-func startPairRun(t *testing.T, script string, holderArgs, holderRun, waiterArgs []string, queue func(path string) int) *pair {
+func startPairRun(t testing.TB, script string, holderArgs, holderRun, waiterArgs []string, queue func(path string) int) *pair {
 	t.Helper()
 	p := &pair{dir: t.TempDir(), path: lockPath(t)}
 	p.holder = zklock(t, append(append(append(holderArgs, "run", "--path", p.path), holderRun...), append([]string{"--"}, guarded(p.dir, script)...)...)...)

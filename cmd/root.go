@@ -132,8 +132,8 @@ func hideAuthEnv() { os.Unsetenv(envAuth) }
 
 // Main runs zklock with the process's arguments and returns the exit code.
 func Main() int {
-	// zklock's watchdog is zklock itself, started again in its own mode
-	// (see lockexec.StartWatchdog).
+	// zklock stands in for its companion, zklock-watchdog, where that is
+	// not installed beside it (see lockexec.StartWatchdog).
 	if lockexec.IsWatchdog() {
 		return lockexec.WatchdogMain()
 	}

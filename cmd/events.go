@@ -99,6 +99,10 @@ func (u *ui) event(e runner.Event) {
 		u.warnf("%s", shortTimeoutText(e))
 		return
 	}
+	if e, ok := e.(runner.PossibleOverlap); ok && u.json == nil {
+		u.warnf("%s", overlapText(e))
+		return
+	}
 	if u.json != nil {
 		u.jsonEvent(e)
 		return
@@ -131,6 +135,13 @@ func timeoutFix(granted, asked, safe time.Duration) string {
 		return fmt.Sprintf("the servers granted %s of the %s asked: raise their maxSessionTimeout to %s or more", granted, asked, safe)
 	}
 	return fmt.Sprintf("--session-timeout %s or more", safe)
+}
+
+// overlapText words a loss acted on too late: what may have happened, by
+// how much, and what to check.
+func overlapText(e runner.PossibleOverlap) string {
+	return fmt.Sprintf("possible overlap on %s: the command still ran %s after its session could have expired (session timeout %s), "+
+		"so the next holder may have started beside it: check what ZKLOCK_FENCING_TOKEN guards", e.Path, e.Late.Round(time.Millisecond), e.Timeout)
 }
 
 func acquiredText(e runner.Acquired) string {
@@ -179,6 +190,9 @@ func (u *ui) jsonEvent(e runner.Event) {
 	case runner.Lost:
 		j.line(slog.LevelError, "lost", oneLine(fmt.Sprintf("lost the lock on %s: %v", e.Path, e.Err)), e.Path,
 			slog.String("cause", lossCause(e.Err)), ms("quorum_heard_age_ms", e.QuorumHeardAge))
+	case runner.PossibleOverlap:
+		j.line(slog.LevelWarn, "possible_overlap", oneLine(overlapText(e)), e.Path,
+			ms("late_ms", e.Late), ms("session_timeout_ms", e.Timeout))
 	case runner.Revoked:
 		j.line(slog.LevelWarn, "revoked", oneLine(e.Error()), e.Path, slog.String("node", e.Node), revokerAttr(e.Revocation))
 	case runner.Started:

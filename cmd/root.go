@@ -157,6 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	u.finish(err, code, helpFor(ran))
+	u.flushStderr()
 	return code
 }
 
@@ -240,6 +241,9 @@ func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, _ []string) error {
 		u.verbose = g.Verbose
 		u.path = pathFlag(c)
+		if c.Name() == "run" || c.Name() == "tryrun" {
+			u.queueStderr()
+		}
 		if noSettings[c.Name()] {
 			return nil
 		}

@@ -151,10 +151,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	wd := o.wd.wait()
 	lost, revoked := o.guard(runCtx, client, h, wd)
 	o.lost = new(sync.Once)
-	lost = o.reportLoss(runCtx, client, lost, wd)
+	probe := newLateProbe(client, lockexec.GroupAlive)
+	lost = o.reportLoss(runCtx, client, lost, wd, probe)
 	settled := o.settleAfter(settleDelay, leases, acquired)
 	defer settled.stop()
 	o.marks.mark("command")
+	stopProbe := probe.watch()
 	err = lockexec.Supervise(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
 		Path:          cmdPath,
@@ -169,9 +171,14 @@ func Run(ctx context.Context, o Options) (err error) {
 		MaxRuntime:    o.MaxRuntime,
 		Watchdog:      wd,
 		Warn:          func(s string) { o.warnf("%s", s) },
-		Started:       func(pid int) { o.emit(Started{PID: pid}) },
+		Started: func(pid int) {
+			probe.started(pid)
+			o.emit(Started{PID: pid})
+		},
 	})
+	seen := stopProbe()
 	o.reportLostBy(client, err)
+	err = o.reportLate(err, seen)
 	if err == nil && once != nil {
 		o.recordSuccess(client, once, me)
 	}

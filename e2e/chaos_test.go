@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/lock"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // Helpers that the end-to-end tests share: zklock as a command against the

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // lastStamp is the newest nanosecond timestamp in a file of timestamps.

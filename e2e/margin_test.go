@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // BenchmarkLossMargin measures what is left of the lock's timing margin

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // promtool checks a metrics file as Prometheus would parse it, with its

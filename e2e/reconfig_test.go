@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestReconfigMigration: ZooKeeper moves to new hosts under a holder and a

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zklock/zklock/internal/ptytest"
+	"github.com/zklock/zklock/internal/testkit/ptytest"
 )
 
 // atTerminal starts c with a new pseudo-terminal, width columns wide, as

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // The test binary doubles as two helper programs, chosen by envHelper:

@@ -2,7 +2,7 @@
 # The robustness suite: crowds of real zklock processes on a few paths
 # against a ZooKeeper ensemble on loopback, while a nemesis injects random,
 # overlapping faults; the recorded history is then judged by a checker
-# (internal/robust) and a report directory written. See docs/robustness.md.
+# (internal/testkit/robust) and a report directory written. See docs/robustness.md.
 #
 #   scripts/robustness.sh                          # 90 s of faults, a new seed
 #   scripts/robustness.sh --seed 42                # replay seed 42's faults

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // consT reads the connection of c's session from the server's `cons`.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // pki is zktest's throwaway CA, with the checks of this package's x509

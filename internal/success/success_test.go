@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -119,7 +120,8 @@ func (o *inspectOptions) run(ctx context.Context, u *ui, holdersOnly bool) error
 		defer stop()
 	}
 	return runner.Inspect(ctx, runner.InspectOptions{Conn: conn, Path: o.Path, HoldersOnly: holdersOnly,
-		JSON: o.JSON, Color: u.colorOut, Live: o.live(u), Out: u.out, Warnf: u.warnf})
+		JSON: o.JSON, Color: u.colorOut, Live: o.live(u), ScreenSize: func() view.Screen { return terminalSize(u.out) },
+		Out: u.out, Warnf: u.warnf})
 }
 
 // live is how --watch shows the queues: drawn over the screen at a

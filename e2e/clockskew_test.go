@@ -181,7 +181,7 @@ func TestOncePerLeaderAhead(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
 	defer cancel()
-	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}})
+	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}, StartTimeout: startWithin})
 	if err != nil {
 		t.Fatalf("cannot start a 3-server ensemble with server 3 10s ahead: %v", err)
 	}
@@ -216,7 +216,7 @@ func TestOncePerStandaloneClockForward(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
 	defer cancel()
-	c, err := zktest.StartStandalone(ctx, zktest.Options{})
+	c, err := zktest.StartStandalone(ctx, zktest.Options{StartTimeout: startWithin})
 	if err != nil {
 		t.Fatalf("cannot start a standalone server: %v", err)
 	}
@@ -252,7 +252,7 @@ func TestOncePerLeaderStep(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
 	defer cancel()
-	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}})
+	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}, StartTimeout: startWithin})
 	if err != nil {
 		t.Fatalf("cannot start a 3-server ensemble with a clock file on server 3: %v", err)
 	}

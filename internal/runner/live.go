@@ -119,9 +119,13 @@ func (o InspectOptions) fitted(b *strings.Builder, es []lock.Entry, last []succe
 		es, cut = view.FitEntries(es, rows, len(last))
 	}
 	var err error
-	if o.HoldersOnly {
+	switch {
+	case len(es) == 0 && cut.Holding+cut.Waiting > 0:
+		// No room for a table: the last line counts them, and no
+		// line may say the lock is free.
+	case o.HoldersOnly:
 		err = o.table(b, es, false, o.Path+" is free", now)
-	} else {
+	default:
 		err = o.table(b, es, true, "no locks held or awaited at or below "+o.Path, now)
 	}
 	if err != nil {

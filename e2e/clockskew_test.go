@@ -277,7 +277,7 @@ func TestOncePerLeaderStep(t *testing.T) {
 		if st, err = conn.Set(probe, nil, -1); err != nil {
 			t.Fatal(err)
 		}
-		return time.UnixMilli(st.Mtime).Sub(time.Now()) > time.Hour
+		return time.Until(time.UnixMilli(st.Mtime)) > time.Hour
 	})
 	_, rec, err := conn.Get(path + "/" + success.NodeName)
 	if err != nil {

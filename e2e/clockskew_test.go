@@ -39,7 +39,7 @@ func skewedEnsemble(t *testing.T) (c *zktest.Cluster, slow, right *zktest.Server
 // starts it again as a follower, until s leads.
 func lead(t *testing.T, c *zktest.Cluster, s *zktest.Server) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
 	defer cancel()
 	for range 3 {
 		l, err := c.Leader(ctx)

@@ -22,8 +22,8 @@ import (
 // Before it joins the queue, a --once-per run reads the success record
 // with a watch on it, and if there is one, reads the ensemble's clock
 // with one write that joins nothing (zkconn.Stamp), and judges the
-// record's age by the rule of clocks.go. A fresh success skips the run with no node created. Otherwise it joins, and the watch
-// stays: a write to the record while it waits is a success recorded
+// record's age by the rule of clocks.go. A fresh success skips the run
+// with no node created. Otherwise it joins, and the watch stays: a write to the record while it waits is a success recorded
 // after the watch was asked for, so younger than the time since then on
 // this process's own monotonic clock, with no clock of another machine
 // involved. If that is within the window, the run leaves the queue (75)

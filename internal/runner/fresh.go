@@ -23,13 +23,14 @@ import (
 // with a watch on it, and if there is one, reads the ensemble's clock
 // with one write that joins nothing (zkconn.Stamp), and judges the
 // record's age by the rule of clocks.go. A fresh success skips the run
-// with no node created. Otherwise it joins, and the watch stays: a write to the record while it waits is a success recorded
-// after the watch was asked for, so younger than the time since then on
-// this process's own monotonic clock, with no clock of another machine
-// involved. If that is within the window, the run leaves the queue (75)
-// at once. Every waiter of the job watches the record, so a success wakes
-// them all: that is the point, and it is bounded (one event per waiter per
-// success, each answered by a read and the close of its session), while
+// with no node created. Otherwise it joins, and the watch stays: a write
+// to the record while it waits is a success recorded after the watch was
+// asked for, so younger than the time since then on this process's own
+// monotonic clock, with no clock of another machine involved. If that is
+// within the window, the run leaves the queue (75) at once. Every waiter
+// of the job watches the record, so a success wakes them all: that is the
+// point, and it is bounded (one event per waiter per success, each
+// answered by a read and the close of its session), while
 // the lock path itself stays herd-free. The check made once the lock is
 // held (checkOnce) still decides for those that get there.
 

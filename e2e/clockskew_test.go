@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -153,11 +155,17 @@ func TestOncePerStandaloneClockStep(t *testing.T) {
 }
 
 // onceJob runs a --once-per job on c, -v, that appends a line to runs each
-// time it runs.
+// time it runs. It needs no shared server: these tests start their own.
 func onceJob(t *testing.T, c *zktest.Cluster, path, window, runs string) result {
 	t.Helper()
-	return runWithin(t, 60*time.Second, zklock(t, "--servers", c.ConnectString(), "-v", "run", "--once-per", window, "--path", path,
-		"--", "sh", "-c", `echo x >> "$1"`, "sh", runs))
+	bin, err := exec.LookPath("zklock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--servers", c.ConnectString(), "-v", "run", "--once-per", window, "--path", path,
+		"--", "sh", "-c", `echo x >> "$1"`, "sh", runs)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	return runWithin(t, 60*time.Second, cmd)
 }
 
 // startWithin bounds starting servers: JVMs on a loaded machine take
@@ -187,7 +195,7 @@ func TestOncePerLeaderAhead(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Stop() })
 	const window = 5 * time.Second
-	path, runs := lockPath(t), filepath.Join(t.TempDir(), "runs")
+	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
 	lead(t, c, c.Server(1))
 	if r := onceJob(t, c, path, window.String(), runs); r.code != 0 {
 		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
@@ -222,7 +230,7 @@ func TestOncePerStandaloneClockForward(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Stop() })
 	const window = 5 * time.Second
-	path, runs := lockPath(t), filepath.Join(t.TempDir(), "runs")
+	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
 	if r := onceJob(t, c, path, window.String(), runs); r.code != 0 {
 		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
 	}
@@ -258,7 +266,7 @@ func TestOncePerLeaderStep(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Stop() })
 	lead(t, c, c.Server(2))
-	path, runs := lockPath(t), filepath.Join(t.TempDir(), "runs")
+	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
 	if r := onceJob(t, c, path, "1h", runs); r.code != 0 {
 		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
 	}

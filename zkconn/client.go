@@ -46,6 +46,11 @@ type Options struct {
 	// Warnf receives one-line warnings (a server whose name does not
 	// resolve); nil discards them.
 	Warnf func(format string, args ...any)
+	// FollowEnsemble keeps the servers to reconnect to in step with the
+	// ensemble's membership, from /zookeeper/config (follow.go), at the
+	// cost of one data watch: for a session that must outlive a
+	// migration of the ensemble to new hosts.
+	FollowEnsemble bool
 }
 
 // Client is one ZooKeeper session with a chroot applied to every path.
@@ -71,6 +76,12 @@ type Client struct {
 	stopOnce      sync.Once
 	// quorum says whether the keepalive syncs (quorumkeep.go).
 	quorum *quorumKeep
+	// hosts is the library's host provider (hosts.go), which follow
+	// updates (follow.go).
+	hosts *hostList
+	// followed is closed when the goroutine that follows the membership
+	// ends; nil when there is none (Options.FollowEnsemble unset).
+	followed chan struct{}
 }
 
 type logFunc func(string, ...any)
@@ -102,7 +113,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
-		debugf: logf, opts: o, quorum: newQuorumKeep()}
+		debugf: logf, opts: o, quorum: newQuorumKeep(), hosts: newHostList(ctx, o.ConnectTimeout, o.Warnf)}
 	c.wire.refusedResume = c.probeRefusal
 	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
 	// The library's own log lines stay out of -v: zklock says in its own
@@ -111,7 +122,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
 		zk.WithLogger(logFunc(func(string, ...any) {})), zk.WithLogInfo(false),
 		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(c.dialer())),
-		zk.WithHostProvider(newHostList(ctx, o.ConnectTimeout, o.Warnf)))
+		zk.WithHostProvider(c.hosts))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -130,6 +141,10 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	c.wire.setHandshake(handshakeLimit(c.Contact().Timeout))
 	c.stop, c.stopped = make(chan struct{}), make(chan struct{})
 	go c.keepalive()
+	if o.FollowEnsemble {
+		c.followed = make(chan struct{})
+		go c.follow()
+	}
 	return c, nil
 }
 
@@ -238,6 +253,16 @@ func (c *Client) Close() {
 		close(c.done)
 		c.stopKeepalive()
 		c.conn.Close()
+		c.stopFollowing()
+	}
+}
+
+// stopFollowing waits for the goroutine that follows the membership, if
+// there is one, after done is closed: the library ends its read with the
+// connection.
+func (c *Client) stopFollowing() {
+	if c.followed != nil {
+		<-c.followed
 	}
 }
 
@@ -332,6 +357,7 @@ func (c *Client) CloseAcked(ctx context.Context) bool {
 	c.stopKeepalive()
 	before := time.Now()
 	c.conn.Close()
+	c.stopFollowing()
 	// The close is the last request; a reply to it moves LastHeard to
 	// its send time, which is after before.
 	if !c.LastHeard().Before(before) {

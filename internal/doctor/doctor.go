@@ -47,7 +47,8 @@ type Check struct {
 	Subject string
 	// Detail says what was found when the check passed.
 	Detail string
-	// Err is why it failed; nil when it passed.
+	// Err is why it failed; nil when it passed. A *Warning passed, with
+	// something to fix.
 	Err error
 }
 
@@ -155,6 +156,9 @@ func ensembleChecks(ctx context.Context, o Options, add func(Check)) {
 		safe = o.LinkTimeout
 	}
 	add(timeoutCheck(c, conn, safe, standalone))
+	if m, ok := membersCheck(ctx, c, conn); ok {
+		add(m)
+	}
 	add(Check{Subject: "auth", Detail: authDetail(conn)})
 	if path == "" {
 		return
@@ -236,7 +240,7 @@ func verdict(checks []Check) error {
 	f := &Failed{Total: len(checks)}
 	var refused error
 	for _, c := range checks {
-		if c.Err == nil {
+		if c.Err == nil || errors.As(c.Err, new(*Warning)) {
 			continue
 		}
 		f.Failed++

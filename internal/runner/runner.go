@@ -603,9 +603,13 @@ func (o *Options) redial(ctx context.Context, wait lock.Wait) (*zkconn.Client, e
 	return o.dial(ctx)
 }
 
-// dial opens a session and says so with -v.
+// dial opens a session and says so with -v. The session follows the
+// ensemble's membership: a holder or a waiter may outlive every server
+// its connect string names (zkconn/follow.go).
 func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
-	client, err := zkconn.Dial(ctx, o.Conn)
+	conn := o.Conn
+	conn.FollowEnsemble = true
+	client, err := zkconn.Dial(ctx, conn)
 	if err != nil {
 		return nil, err
 	}

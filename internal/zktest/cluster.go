@@ -140,7 +140,7 @@ func (c *Cluster) tryStart(ctx context.Context, n int, ensemble bool, opts Optio
 			members = m
 		} else {
 			for i := 0; i < n; i++ {
-				members[0] = append(members[0], fmt.Sprintf("127.0.0.1:%d:%d", quorum[i], election[i]))
+				members[0] = append(members[0], memberLine(opts, quorum[i], election[i], ports[i]))
 			}
 			for i := 1; i < n; i++ {
 				members[i] = members[0]

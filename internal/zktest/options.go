@@ -1,9 +1,11 @@
 package zktest
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zklock/zklock/internal/javart"
@@ -69,6 +71,12 @@ type Options struct {
 	// ServerEnv adds variables to the environment of one server's JVM,
 	// by server ID (1-based): Faketime's, to set one member's clock off.
 	ServerEnv map[int][]string
+	// Reconfig (ensembles only) enables dynamic reconfiguration: the
+	// members' lines carry their client addresses, the servers publish
+	// them in /zookeeper/config, and Cluster.Join and Cluster.Leave change
+	// the membership with the reconfig operation. ACLs are not checked
+	// (zookeeper.skipACL), since reconfig otherwise needs the super user.
+	Reconfig bool
 }
 
 func (o Options) withDefaults() Options {
@@ -103,6 +111,9 @@ func (o Options) validate() error {
 	if o.MaxClientCnxns < 0 {
 		return fmt.Errorf("zktest: MaxClientCnxns %d is negative", o.MaxClientCnxns)
 	}
+	if o.Reconfig && o.PeerProxies {
+		return errors.New("zktest: Reconfig and PeerProxies cannot be combined: the proxies need each server's own member list")
+	}
 	if o.Install != nil && (o.Install.Java == "" || len(o.Install.Classpath) == 0) {
 		return errNoInstall
 	}
@@ -132,6 +143,9 @@ func (o Options) jvmFlags() []string {
 		"-Dzookeeper.fastleader.maxNotificationInterval=800",
 		"-Dzookeeper.cnxTimeout=1000",
 	)
+	if o.Reconfig {
+		f = append(f, "-Dzookeeper.skipACL=yes")
+	}
 	return append(f, o.ExtraJVMFlags...)
 }
 
@@ -139,12 +153,23 @@ func (o Options) jvmFlags() []string {
 type kv struct{ k, v string }
 
 // config renders zoo.cfg for one server. peers is empty for standalone.
+// An entry of peers is the value of server.N, N its 1-based index, or
+// (under Reconfig, where ids need not follow each other) a whole
+// "server.N=value" line.
 func (o Options) config(dataDir string, clientPort int, peers []string) string {
 	lines := []kv{
 		{"tickTime", ms(o.TickTime)},
 		{"dataDir", dataDir},
-		{"clientPort", strconv.Itoa(clientPort)},
-		{"clientPortAddress", "127.0.0.1"},
+	}
+	if o.Reconfig {
+		// The client address is part of each member's line, and a
+		// server that may be left alone must not fall back to
+		// standalone mode, which ignores its membership.
+		lines = append(lines, kv{"reconfigEnabled", "true"}, kv{"standaloneEnabled", "false"})
+	} else {
+		lines = append(lines, kv{"clientPort", strconv.Itoa(clientPort)}, kv{"clientPortAddress", "127.0.0.1"})
+	}
+	lines = append(lines, []kv{
 		{"minSessionTimeout", ms(o.MinSessionTimeout)},
 		{"maxSessionTimeout", ms(o.MaxSessionTimeout)},
 		{"4lw.commands.whitelist", "*"},
@@ -153,8 +178,12 @@ func (o Options) config(dataDir string, clientPort int, peers []string) string {
 		{"maxClientCnxns", strconv.Itoa(o.MaxClientCnxns)},
 		{"initLimit", strconv.Itoa(o.InitLimit)},
 		{"syncLimit", strconv.Itoa(o.SyncLimit)},
-	}
+	}...)
 	for i, p := range peers {
+		if k, v, ok := strings.Cut(p, "="); ok && strings.HasPrefix(k, "server.") {
+			lines = append(lines, kv{k, v})
+			continue
+		}
 		lines = append(lines, kv{fmt.Sprintf("server.%d", i+1), p})
 	}
 	extra := make([]string, 0, len(o.ExtraConfig))

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -188,7 +187,7 @@ func terminalWidth(w io.Writer) int {
 // terminalSize is the size of the terminal w writes to, zero if it cannot
 // be told.
 func terminalSize(w io.Writer) view.Screen {
-	if f, ok := w.(*os.File); ok {
+	if f, ok := fileOf(w); ok {
 		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
 			return view.Screen{Rows: int(ws.Row), Cols: int(ws.Col)}
 		}

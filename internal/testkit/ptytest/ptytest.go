@@ -111,10 +111,13 @@ func (p *PTY) Foreground(t testing.TB) int {
 	return pg
 }
 
-// SetWidth sets the terminal's width in columns.
-func (p *PTY) SetWidth(t testing.TB, cols int) {
+// SetWidth sets the terminal's width in columns, 24 rows high.
+func (p *PTY) SetWidth(t testing.TB, cols int) { p.SetSize(t, 24, cols) }
+
+// SetSize sets the terminal's size in rows and columns.
+func (p *PTY) SetSize(t testing.TB, rows, cols int) {
 	p.Control(t, func(fd int) error {
-		return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: uint16(cols)})
+		return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
 	})
 }
 

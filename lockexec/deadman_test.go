@@ -22,15 +22,20 @@ func TestWatchdogStopsUnrenewedCommand(t *testing.T) {
 	})
 }
 
-// eachWatchdog runs test with each kind of watchdog this platform has: the
-// one StartWatchdog picks, and the watchdog process it falls back to.
+// eachWatchdog runs test with each program that can be the watchdog: the
+// companion (zklock-watchdog, built for the test) and the running
+// executable, which stands in where the companion is missing.
 func eachWatchdog(t *testing.T, test func(t *testing.T)) {
-	t.Run("default", test)
-	t.Run("process", func(t *testing.T) {
-		watchdogProcessOnly = true
-		defer func() { watchdogProcessOnly = false }()
-		test(t)
-	})
+	for _, w := range []struct{ name, program string }{
+		{"companion", companionBinary(t)},
+		{"self", testExecutable(t)},
+	} {
+		t.Run(w.name, func(t *testing.T) {
+			companion = w.program
+			defer func() { companion = "" }()
+			test(t)
+		})
+	}
 }
 
 // unrenewed runs script (which marks "ready" with its pids) under a
@@ -113,36 +118,6 @@ func renewedKeepsCommand(t *testing.T) {
 	}
 }
 
-// TestDeadmanSwitchParses reads the protocol's lines, and ignores what is
-// not one of them, without allocating: the watchdog runs with the garbage
-// collector off (watchdogEnviron), and it is renewed many times per session
-// timeout for as long as a command runs.
-func TestDeadmanSwitchParses(t *testing.T) {
-	for _, c := range []struct {
-		lines      []string
-		pgid       int
-		stop, kill int64
-	}{
-		{[]string{"arm 4242", "at 1000 2000"}, 4242, 1000, 2000},
-		{[]string{"at 1000 2000", "at 3000 4000"}, 0, 3000, 4000},
-		{[]string{"arm", "arm -3", "arm 12x", "at 5", "at 1 x", "bogus 1 2"}, 0, 0, 0},
-		{[]string{"at 0 0"}, 0, 0, 0},
-	} {
-		var s deadmanSwitch
-		for _, l := range c.lines {
-			s.handle([]byte(l))
-		}
-		if s.pgid != c.pgid || s.stopAt != c.stop || s.killAt != c.kill {
-			t.Errorf("%q: pgid %d, at %d %d; want %d, at %d %d", c.lines, s.pgid, s.stopAt, s.killAt, c.pgid, c.stop, c.kill)
-		}
-	}
-	var s deadmanSwitch
-	arm, at := []byte("arm 4242"), []byte("at 1732377600000000000 1732377602000000000")
-	if n := testing.AllocsPerRun(100, func() { s.handle(arm); s.handle(at) }); n != 0 {
-		t.Errorf("handle allocates %v times per line pair, want 0", n)
-	}
-}
-
 // TestWatchdogLeavesWhatTheCommandLeft: a command that exits by itself
 // leaves what it started in the background alone, and so does the
 // watchdog, though zklock renews its deadlines no more while it releases
@@ -170,6 +145,60 @@ func TestWatchdogLeavesWhatTheCommandLeft(t *testing.T) {
 		}
 		if wd.Fired() {
 			t.Error("Fired says the watchdog acted on a command that had exited")
+		}
+	})
+}
+
+// TestWatchdogGoneIsReported: a watchdog killed by someone else is
+// reported at once (Gone, Err), and a deadline that passes afterwards is
+// not blamed on it: it stopped nothing. A watchdog retired as usual is
+// never reported gone.
+func TestWatchdogGoneIsReported(t *testing.T) {
+	eachWatchdog(t, func(t *testing.T) {
+		wd, err := StartWatchdog()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wd.Retire()
+		start := time.Now()
+		wd.Renew(start.Add(time.Hour), start.Add(time.Hour))
+		if err := wd.arm(1 << 22); err != nil { // a group that is not there
+			t.Fatal(err)
+		}
+		if wd.Err() != nil {
+			t.Fatalf("Err %v before anything happened", wd.Err())
+		}
+		if err := syscall.Kill(wd.pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-wd.Gone():
+		case <-time.After(waitTimeout):
+			t.Fatalf("Gone not closed %s after the watchdog was killed", waitTimeout)
+		}
+		var werr *WatchdogError
+		if !errors.As(wd.Err(), &werr) || werr.Op != "keep" || werr.Pid != wd.pid || !errors.Is(werr, ErrWatchdogGone) {
+			t.Fatalf("Err = %v, want the watchdog's end with its pid %d", wd.Err(), wd.pid)
+		}
+		wd.Renew(start, start) // past, as if zklock had been frozen
+		if wd.stopped(time.Now()) {
+			t.Error("a watchdog that is gone is said to have stopped the command")
+		}
+	})
+	t.Run("retired", func(t *testing.T) {
+		wd, err := StartWatchdog()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wd.arm(1 << 22); err != nil {
+			t.Fatal(err)
+		}
+		wd.disarm()
+		wd.Retire()
+		select {
+		case <-wd.Gone():
+			t.Fatalf("a retired watchdog reported gone: %v", wd.Err())
+		default:
 		}
 	})
 }

@@ -91,6 +91,9 @@ info "building zklock and the driver"
 # (cgo, dynamically linked) is timed too, uncontended only, for comparison.
 zklock_build="CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' (as .goreleaser.yaml)"
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/zklock" .
+# Its watchdog beside it, as the packages install it (both zklock builds
+# find it there).
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/zklock-watchdog" ./cmd/zklock-watchdog
 go build -o "$tmp/zklock-cgo" .
 go build -o "$tmp/zklock-bench" ./internal/bench/cmd/zklock-bench
 # The handoff probe: a static C program that prints the time, as `date +%s%N`

@@ -31,6 +31,8 @@ DEB_PACKAGES=(
   prometheus-node-exporter # e2e: a real node_exporter serves the --metrics-file through its textfile collector
   systemd # e2e: systemd-analyze verify checks the documented unit (no systemd need run)
   python3 # e2e: a daemon that sends its own notifications to NOTIFY_SOCKET
+  qemu-user-static # scripts/test.sh: lockexec's tests for linux/arm64 (registered by scripts/qemu-binfmt.sh)
+  stress-ng # scripts/robustness.sh: the nemesis starves the CPU with a bounded stress-ng burst
 )
 
 # ZooKeeper server for the integration tests and the demo (pulls in a JRE).

@@ -282,7 +282,7 @@ func (r *Results) cpuShares() string {
 	s := fmt.Sprintf("An uncontended zklock run takes %s ms of CPU, the minimal runner %s ms: %s ms more. zklock's own start accounts for %s ms of it (the package initialisation of everything linked, the Kerberos stack's included, and the command line).",
 		ms(zl.CPU.P50), ms(mn.CPU.P50), ms(extra), ms(start))
 	if rest := extra - start; rest > 0 {
-		s += fmt.Sprintf(" That leaves about %s ms for the run's own work beyond the minimal runner's: the keepalive, the own-node watch, the loss guard, the command's supervision and the watchdog, which zklock forks without an exec (on linux/amd64; elsewhere it is zklock's executable started again).", ms(rest))
+		s += fmt.Sprintf(" That leaves about %s ms for the run's own work beyond the minimal runner's: the keepalive, the own-node watch, the loss guard, the command's supervision and the watchdog, zklock-watchdog, a program of its own that zklock starts beside the command.", ms(rest))
 	}
 	return s
 }

@@ -110,7 +110,7 @@ func (r *Results) startCosts() string {
 		return ""
 	}
 	start := zv.CPUMS - ms0.CPUMS
-	return fmt.Sprintf("zklock's own start costs %s ms of CPU more than the minimal runner's (the package initialisation of everything linked, the Kerberos stack's included), and its safety work (the keepalive, the own-node watch, the loss guard, the watchdog's fork) about %s ms more",
+	return fmt.Sprintf("zklock's own start costs %s ms of CPU more than the minimal runner's (the package initialisation of everything linked, the Kerberos stack's included), and its safety work (the keepalive, the own-node watch, the loss guard, the watchdog's start) about %s ms more",
 		ms(start), ms(max(0, zl.CPU.P50-mn.CPU.P50-start)))
 }
 
@@ -181,7 +181,7 @@ func (r *Results) handoffTargets() []Target {
 		if !t.Met && hs.what == queueOfWaiters {
 			// In a queue the waiter behind the next one learns that it is
 			// next only when it takes the lock: its watchdog starts then.
-			t.Why = "a waiter learns that it is next in line only when the node it watches goes, so in a queue the waiter forks its watchdog on the handoff's path (one waiter, which is next from the start, meets the bound)"
+			t.Why = "a waiter learns that it is next in line only when the node it watches goes, so in a queue the waiter starts its watchdog on the handoff's path (one waiter, which is next from the start, meets the bound)"
 			if c := r.startCosts(); c != "" {
 				t.Why += "; " + c
 			}

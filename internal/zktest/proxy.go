@@ -75,11 +75,11 @@ type Proxy struct {
 	greet func(*bufio.Reader) ([]byte, error)
 }
 
-// NewProxyT is newProxy for a test: it fails the test on error and closes
+// NewProxyT is NewProxy for a test: it fails the test on error and closes
 // the proxy when the test ends.
 func NewProxyT(tb TB, target string) *Proxy {
 	tb.Helper()
-	p, err := newProxy(target)
+	p, err := NewProxy(target)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -87,9 +87,9 @@ func NewProxyT(tb TB, target string) *Proxy {
 	return p
 }
 
-// newProxy listens on a free loopback port and forwards every accepted
+// NewProxy listens on a free loopback port and forwards every accepted
 // connection to target.
-func newProxy(target string) (*Proxy, error) {
+func NewProxy(target string) (*Proxy, error) {
 	return listenProxy(target, false, nil)
 }
 

@@ -15,7 +15,7 @@ import (
 
 func proxyT(t *testing.T) *Proxy {
 	t.Helper()
-	p, err := newProxy(shared(t).Server(0).Addr())
+	p, err := NewProxy(shared(t).Server(0).Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestProxyHealDisarms(t *testing.T) {
 }
 
 func TestProxyCloseIdempotent(t *testing.T) {
-	p, err := newProxy(shared(t).Server(0).Addr())
+	p, err := NewProxy(shared(t).Server(0).Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

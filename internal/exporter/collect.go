@@ -35,31 +35,20 @@ type state struct {
 
 // families renders st as the series of one scrape at now.
 func families(st state, now time.Time, maxPaths int) []*family {
-	up := &family{name: "zklock_exporter_up", typ: "gauge",
-		help: "1 while the exporter has a session and the lock tree it serves is current, else 0."}
-	session := &family{name: "zklock_exporter_session_state", typ: "gauge",
-		help: "The exporter's ZooKeeper session: 1 for the state it is in."}
-	readAt := &family{name: "zklock_exporter_tree_read_timestamp_seconds", typ: "gauge",
-		help: "When the exporter last read the lock tree while connected; its watches keep it current since."}
-	changedAt := &family{name: "zklock_exporter_tree_changed_timestamp_seconds", typ: "gauge",
-		help: "When the lock tree's content last changed, as the exporter saw it."}
-	paths := &family{name: "zklock_exporter_lock_paths", typ: "gauge",
-		help: "Lock paths below --path, exported or not."}
-	dropped := &family{name: "zklock_exporter_lock_paths_dropped", typ: "gauge",
-		help: "Lock paths not exported, beyond --max-paths."}
-	contenders := &family{name: "zklock_exporter_contenders", typ: "gauge",
-		help: "Contender nodes below --path: holders and waiters of every lock path."}
-	skipped := &family{name: "zklock_exporter_skipped_paths", typ: "gauge",
-		help: "Nodes below --path that the exporter may not read (their ACL)."}
+	up := gauge("zklock_exporter_up", "1 while the exporter has a session and the lock tree it serves is current, else 0.")
+	session := gauge("zklock_exporter_session_state", "The exporter's ZooKeeper session: 1 for the state it is in.")
+	readAt := gauge("zklock_exporter_tree_read_timestamp_seconds", "When the exporter last read the lock tree while connected; its watches keep it current since.")
+	changedAt := gauge("zklock_exporter_tree_changed_timestamp_seconds", "When the lock tree's content last changed, as the exporter saw it.")
+	paths := gauge("zklock_exporter_lock_paths", "Lock paths below --path, exported or not.")
+	dropped := gauge("zklock_exporter_lock_paths_dropped", "Lock paths not exported, beyond --max-paths.")
+	contenders := gauge("zklock_exporter_contenders", "Contender nodes below --path: holders and waiters of every lock path.")
+	skipped := gauge("zklock_exporter_skipped_paths", "Nodes below --path that the exporter may not read (their ACL).")
 
-	holders := &family{name: "zklock_lock_holders", typ: "gauge", help: "Contenders that hold the lock."}
-	waiters := &family{name: "zklock_lock_waiters", typ: "gauge", help: "Contenders waiting for the lock."}
-	held := &family{name: "zklock_lock_oldest_hold_seconds", typ: "gauge",
-		help: "How long the longest holder has held the lock; 0 when none holds it."}
-	waited := &family{name: "zklock_lock_oldest_wait_seconds", typ: "gauge",
-		help: "How long the longest waiter has waited; 0 when none waits."}
-	info := &family{name: "zklock_lock_holder_info", typ: "gauge",
-		help: "1 for each holder: its host, pid, command's name and node flavor, as its node says."}
+	holders := gauge("zklock_lock_holders", "Contenders that hold the lock.")
+	waiters := gauge("zklock_lock_waiters", "Contenders waiting for the lock.")
+	held := gauge("zklock_lock_oldest_hold_seconds", "How long the longest holder has held the lock; 0 when none holds it.")
+	waited := gauge("zklock_lock_oldest_wait_seconds", "How long the longest waiter has waited; 0 when none waits.")
+	info := gauge("zklock_lock_holder_info", "1 for each holder: its host, pid, command's name and node flavor, as its node says.")
 
 	isUp := 0.0
 	if st.read && st.state == stateConnected {
@@ -119,6 +108,10 @@ func families(st state, now time.Time, maxPaths int) []*family {
 	return []*family{up, session, readAt, changedAt, paths, dropped, contenders, skipped,
 		holders, waiters, held, waited, info}
 }
+
+// gauge is a family of gauges; every series of the exporter is one, a
+// state read now.
+func gauge(name, help string) *family { return &family{name: name, help: help, typ: "gauge"} }
 
 // heldSince is when e took the lock: as its zklock wrote it, or else its
 // node's creation (the server's clock), which is no later.

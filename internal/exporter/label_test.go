@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,12 @@ func TestFamilies(t *testing.T) {
 	}
 	if !utf8.ValidString(page) {
 		t.Errorf("the page is not UTF-8")
+	}
+	// Prometheus's own linter takes it: the format, names and help.
+	check := exec.Command("promtool", "check", "metrics")
+	check.Stdin = strings.NewReader(page)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 
 	down := st

@@ -179,10 +179,14 @@ func TestShortDisconnection(t *testing.T) {
 
 // TestServerRestart: restarting a standalone server keeps the session (it
 // is persisted), so a command running across the restart is undisturbed.
+// The command ends once the server is back, however long a loaded machine
+// takes to restart it, so the release goes to the restarted server; the
+// session timeout leaves a restart on a loaded machine (a JVM's start,
+// seconds) well inside it.
 func TestServerRestart(t *testing.T) {
 	dir := t.TempDir()
-	c := zklock(t, "--session-timeout", "6s", "run", "--path", lockPath(t), "--",
-		"sh", "-c", `touch "$1/started"; sleep 3; echo done`, "sh", dir)
+	c := zklock(t, "--session-timeout", "20s", "run", "--path", lockPath(t), "--",
+		"sh", "-c", `touch "$1/started"; while [ ! -e "$1/restarted" ]; do sleep 0.05; done; echo done`, "sh", dir)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	if err := c.Start(); err != nil {
@@ -195,6 +199,9 @@ func TestServerRestart(t *testing.T) {
 	}
 	ctx := t.Context()
 	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "restarted"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code := zktest.ExitCodeT(t, c.Wait()); code != 0 || stdout.String() != "done\n" || stderr.Len() != 0 {

@@ -69,6 +69,9 @@ type Client struct {
 	debugf func(format string, args ...any)
 	opts   Options
 	probes probes // of refused resumes (restore.go)
+	// connectBy is when Dial gives up waiting for the first session
+	// (tlsbound.go).
+	connectBy time.Time
 
 	// The keepalive goroutine (keepalive.go): started once the session is
 	// up, ended by Close.
@@ -113,7 +116,8 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
-		debugf: logf, opts: o, quorum: newQuorumKeep(), hosts: newHostList(ctx, o.ConnectTimeout, o.Warnf)}
+		debugf: logf, opts: o, quorum: newQuorumKeep(), hosts: newHostList(ctx, o.ConnectTimeout, o.Warnf),
+		connectBy: time.Now().Add(o.ConnectTimeout)}
 	c.wire.refusedResume = c.probeRefusal
 	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
 	// The library's own log lines stay out of -v: zklock says in its own
@@ -174,11 +178,12 @@ func (c *Client) connect(network, address string, timeout time.Duration) (net.Co
 	var conn net.Conn
 	var err error
 	if c.opts.TLS != nil {
-		// The handshake is part of connecting. It takes two round trips
-		// more than TCP's connect, each given as long as the
-		// ConnectRequest's will be (wire.go), so that a slow link is no
-		// reason to fail.
-		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout + 2*c.wire.handshakeLimit()}, network, address, serverTLS(c.opts.TLS, address))
+		// The handshake is part of connecting; a slow one is no reason to
+		// fail (tlsbound.go).
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: c.tlsLimit(timeout)}, network, address, serverTLS(c.opts.TLS, address))
+		if err != nil {
+			c.tlsTimedOut(err)
+		}
 	} else {
 		conn, err = net.DialTimeout(network, address, timeout)
 	}

@@ -25,11 +25,6 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-// releaseTimeout bounds waiting for a dropped connection to come back so
-// that the session close can release the locks; past it the nodes go when
-// the session expires.
-const releaseTimeout = 5 * time.Second
-
 // Options describe one run or tryrun.
 type Options struct {
 	Conn zkconn.Options
@@ -475,8 +470,10 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 // deletes all of the session's nodes in one transaction, so one round trip
 // gives back all the locks at once (no lock is ever held without the ones
 // taken before it, as releasing in reverse order would also ensure). If the
-// connection is down, finish first waits (bounded) for it: the close must
-// reach the server.
+// connection is down, finish first waits for it: the close must reach the
+// server. Both waits last as long as the session may (ReleaseDeadline),
+// not a fixed time: on a loaded machine a server may be slow to come back
+// or to answer, and a release that happened must not be warned about.
 func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 	if len(held) == 0 {
 		c.Close()
@@ -487,9 +484,15 @@ func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 		paths = append(paths, l.Path)
 	}
 	what := strings.Join(paths, " ")
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), c.ReleaseDeadline())
 	defer cancel()
-	if err := c.WaitSession(ctx); err != nil && zkconn.IsSessionLoss(err) {
+	switch err := c.WaitSession(ctx); {
+	case err == nil:
+		// A reconnect moved the session's life on: the close gets it
+		// whole.
+		ctx, cancel = context.WithDeadline(context.Background(), c.ReleaseDeadline())
+		defer cancel()
+	case zkconn.IsSessionLoss(err):
 		// Expired: the server has deleted the nodes already.
 		c.Close()
 		o.reportRelease(paths, true, "the session had expired")

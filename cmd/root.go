@@ -226,6 +226,7 @@ func newCmdRoot(u *ui, completing bool) *cobra.Command {
 		newCmdConfig(g, u),
 		newCmdCompletion(root),
 		newCmdDoctor(g, u, nil),
+		newCmdExporter(g, u, nil),
 	)
 	root.AddCommand(newCmdTopics()...)
 	if completing {

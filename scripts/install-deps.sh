@@ -27,7 +27,7 @@ DEB_PACKAGES=(
   bash-completion # scripts/package-test.sh: loads the packaged completion as a login shell would
   procps # e2e: ps, to prove no secret reaches a process's command line (not in a minimal Debian)
   faketime # e2e: libfaketime sets one ensemble member's clock off, for --once-per under clock skew
-  prometheus # e2e: promtool checks the --metrics-file output (promtool check metrics)
+  prometheus # e2e: promtool checks the --metrics-file output and the exporter's rules; a real prometheus scrapes zklock exporter
   prometheus-node-exporter # e2e: a real node_exporter serves the --metrics-file through its textfile collector
   systemd # e2e: systemd-analyze verify checks the documented unit (no systemd need run)
   python3 # e2e: a daemon that sends its own notifications to NOTIFY_SOCKET

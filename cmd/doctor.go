@@ -39,7 +39,10 @@ one line per check:
   deletes it, and deletes the path again if it had to create it: nothing
   is left behind.
 
-Every check runs, whatever failed before it. Exit status: 0 when all
+Every check runs, whatever failed before it. A read or a path check that
+loses its connection (a member down, a leader election) is sent again
+once the session is back, as run rides out an election, and the line
+says so. Exit status: 0 when all
 passed; 69 when a server, its TLS handshake or the session failed (one
 member of an ensemble down is a failure, though run would still work), or
 the session timeout is shorter than the smallest safe one; 77

@@ -48,6 +48,7 @@ var eventDocs = []eventDoc{
 	{"skipped", "`--once-per` did not run the command", keys(prefixed("last_success", []string{"at", "user", "host", "pid", "cmd", "client"}), []string{"age_ms", "window_ms"})},
 	{"started", "the command is running", []string{"pid"}},
 	{"lost", "the lock can no longer be trusted while the command runs", []string{"cause", "quorum_heard_age_ms"}},
+	{"possible_overlap", "after a loss, the command was found dead only after its session could have expired: the next holder may have run beside it", []string{"late_ms", "session_timeout_ms"}},
 	{"revoked", "someone asked for the lock (`zklock revoke`, a Curator Revoker)", keys([]string{"node"}, prefixed("by", []string{"at", "user", "host", "pid"}))},
 	{"released", "the locks are given back, one object per path", []string{"hold_ms", "confirmed"}},
 	{"exit", "zklock exits: always the last object", []string{"exit_code", "outcome", "signal"}},

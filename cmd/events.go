@@ -30,19 +30,20 @@ type runReport struct {
 }
 
 // newRunReport starts the report of a run, before its options are
-// validated: a run that fails validation is counted in the metrics too.
-func newRunReport(u *ui, o *runOptions) *runReport {
-	r := &runReport{u: u}
+// validated, so that a run that fails validation still ends with its
+// exit event.
+func newRunReport(u *ui) *runReport { return &runReport{u: u} }
+
+// attach wires the report into a validated run: the metrics, the status
+// line, systemd, and how closely the wait is followed. Only a validated
+// run is counted in the metrics: a run refused for its flags never
+// reached a lock path, and a typo's path would add series that no later
+// run updates or removes.
+func (r *runReport) attach(ro *runner.Options, o *runOptions) {
+	u := r.u
 	if o.MetricsFile != "" {
 		r.metrics = &metricsRun{file: string(o.MetricsFile), paths: slices.Sorted(slices.Values(o.Paths))}
 	}
-	return r
-}
-
-// attach wires the report into a validated run: the status line, systemd,
-// and how closely the wait is followed.
-func (r *runReport) attach(ro *runner.Options, o *runOptions) {
-	u := r.u
 	if u.json == nil {
 		// (tryrun never waits, so its status line is never drawn.)
 		r.status = newStatusLine(u.err, o.Progress, os.Getenv)
@@ -98,6 +99,10 @@ func (u *ui) event(e runner.Event) {
 		u.warnf("%s", shortTimeoutText(e))
 		return
 	}
+	if e, ok := e.(runner.PossibleOverlap); ok && u.json == nil {
+		u.warnf("%s", overlapText(e))
+		return
+	}
 	if u.json != nil {
 		u.jsonEvent(e)
 		return
@@ -130,6 +135,13 @@ func timeoutFix(granted, asked, safe time.Duration) string {
 		return fmt.Sprintf("the servers granted %s of the %s asked: raise their maxSessionTimeout to %s or more", granted, asked, safe)
 	}
 	return fmt.Sprintf("--session-timeout %s or more", safe)
+}
+
+// overlapText words a loss acted on too late: what may have happened, by
+// how much, and what to check.
+func overlapText(e runner.PossibleOverlap) string {
+	return fmt.Sprintf("possible overlap on %s: the command still ran %s after its session could have expired (session timeout %s), "+
+		"so the next holder may have started beside it: check what ZKLOCK_FENCING_TOKEN guards", e.Path, e.Late.Round(time.Millisecond), e.Timeout)
 }
 
 func acquiredText(e runner.Acquired) string {
@@ -178,6 +190,9 @@ func (u *ui) jsonEvent(e runner.Event) {
 	case runner.Lost:
 		j.line(slog.LevelError, "lost", oneLine(fmt.Sprintf("lost the lock on %s: %v", e.Path, e.Err)), e.Path,
 			slog.String("cause", lossCause(e.Err)), ms("quorum_heard_age_ms", e.QuorumHeardAge))
+	case runner.PossibleOverlap:
+		j.line(slog.LevelWarn, "possible_overlap", oneLine(overlapText(e)), e.Path,
+			ms("late_ms", e.Late), ms("session_timeout_ms", e.Timeout))
 	case runner.Revoked:
 		j.line(slog.LevelWarn, "revoked", oneLine(e.Error()), e.Path, slog.String("node", e.Node), revokerAttr(e.Revocation))
 	case runner.Started:

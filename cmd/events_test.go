@@ -65,6 +65,8 @@ func sampleEvents() []runner.Event {
 			Last: success.Record{Path: "/locks/a", At: at, NodeData: owner.Decode([]byte("cron-7"))}, Age: time.Hour, Window: 20 * time.Hour}},
 		runner.Started{PID: 4242},
 		runner.Lost{Path: "/locks/a", Err: fmt.Errorf("%w: /locks/a/_c_b1-lock-0000000042", lock.ErrNodeGone), QuorumHeardAge: 1500 * time.Millisecond},
+		runner.PossibleOverlap{Path: "/locks/a", OverlapError: &runner.OverlapError{Late: 1234 * time.Millisecond, Timeout: 2 * time.Second,
+			Err: &lockexec.TerminatedError{Reason: lockexec.ErrLockLost, Killed: true}}},
 		runner.Revoked{RevokedError: &lock.RevokedError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042",
 			Revocation: lock.Revocation{Host: "ops-1", PID: 7, User: "alice", At: at}}},
 		runner.Revoked{RevokedError: &lock.RevokedError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042", Revocation: lock.Revocation{At: at}}},

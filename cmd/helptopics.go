@@ -119,8 +119,9 @@ shared ones (an exclusive request inside it exits 64), a lease only a
 --limit of the same N. Other paths are taken as usual.
 
 --once-per D: once the locks are held, run CMD only if it has not exited 0
-under the lock (its first --path, in sorted order) within D, on the
-server's clock; otherwise exit 75 (or --conflict-exit-code) without running
+under the lock (its first --path, in sorted order) within D, by the
+servers' clock and by the recording host's (the younger age counts: see
+docs/guide/once-per.md); otherwise exit 75 (or --conflict-exit-code) without running
 it, and say with -v when and on which host it last succeeded. A failed run
 leaves the window open. It needs an exclusive lock (not --shared or
 --limit, whose holders run together).`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -24,8 +25,10 @@ const watchHelp = `With --watch, the answer is shown again whenever it changes (
 joins, leaves, takes the lock or is revoked), until Ctrl-C or SIGTERM, which
 end it with exit status 0. ZooKeeper's watches drive it, not polling: a
 child watch on each node listed, none per contender. At a terminal the
-table is redrawn in place under the time of the last change; otherwise, or
-with --json, each change prints one line of JSON in --json's shape. A path
+table is redrawn in place under the time of the last change, fitted to the
+screen (the holders, then the first waiters and how many more); otherwise,
+or with --json, each change prints one line of JSON in --json's shape, at
+most four a second (changes within 250ms of a line share the next). A path
 that disappears shows as empty. A lost connection is reported (in the
 header, or as a warning on stderr) and retried; an expired session is
 replaced and its watches set again. A contender's data (a pending
@@ -119,7 +122,8 @@ func (o *inspectOptions) run(ctx context.Context, u *ui, holdersOnly bool) error
 		defer stop()
 	}
 	return runner.Inspect(ctx, runner.InspectOptions{Conn: conn, Path: o.Path, HoldersOnly: holdersOnly,
-		JSON: o.JSON, Color: u.colorOut, Live: o.live(u), Out: u.out, Warnf: u.warnf})
+		JSON: o.JSON, Color: u.colorOut, Live: o.live(u), ScreenSize: func() view.Screen { return terminalSize(u.out) },
+		Out: u.out, Warnf: u.warnf})
 }
 
 // live is how --watch shows the queues: drawn over the screen at a

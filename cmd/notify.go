@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -179,15 +180,20 @@ func extendTimeout(d time.Duration) string {
 	return "EXTEND_TIMEOUT_USEC=" + strconv.FormatInt(d.Microseconds(), 10)
 }
 
-// send sends one datagram; the first failure is a warning, later ones are
-// not said again.
+// send sends one datagram, without waiting: the events come on the run's
+// own path (the acquisition, the start, a loss), which a reader that
+// stopped reading must never hold up. A datagram the socket has no room
+// for is dropped. The first failure is a warning, later ones
+// are not said again.
 func (n *notifier) send(lines ...string) {
 	if err := n.conn.Send(lines...); err != nil {
 		n.mu.Lock()
 		first := !n.failed
 		n.failed = true
 		n.mu.Unlock()
-		if first {
+		if first && errors.Is(err, sdnotify.ErrFull) {
+			n.warnf("could not notify systemd: %v; dropping notifications while it is, rather than wait", err)
+		} else if first {
 			n.warnf("could not notify systemd: %v", err)
 		}
 	}

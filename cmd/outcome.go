@@ -60,6 +60,9 @@ func outcomeOf(err error) string {
 		return "superseded"
 	case errors.As(err, new(*runner.WaitTimeoutError)):
 		return "timeout"
+	case errors.As(err, new(*runner.OverlapError)):
+		// Before "lost": a loss zklock acted on too late to prove clean.
+		return "possible_overlap"
 	case errors.Is(err, lockexec.ErrLockLost):
 		return "lost"
 	case errors.Is(err, lockexec.ErrLockRevoked), errors.Is(err, lock.ErrRevoked):

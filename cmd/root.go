@@ -132,8 +132,8 @@ func hideAuthEnv() { os.Unsetenv(envAuth) }
 
 // Main runs zklock with the process's arguments and returns the exit code.
 func Main() int {
-	// zklock's watchdog is zklock itself, started again in its own mode
-	// (see lockexec.StartWatchdog).
+	// zklock stands in for its companion, zklock-watchdog, where that is
+	// not installed beside it (see lockexec.StartWatchdog).
 	if lockexec.IsWatchdog() {
 		return lockexec.WatchdogMain()
 	}
@@ -157,6 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	u.finish(err, code, helpFor(ran))
+	u.flushStderr()
 	return code
 }
 
@@ -225,6 +226,7 @@ func newCmdRoot(u *ui, completing bool) *cobra.Command {
 		newCmdConfig(g, u),
 		newCmdCompletion(root),
 		newCmdDoctor(g, u, nil),
+		newCmdExporter(g, u, nil),
 	)
 	root.AddCommand(newCmdTopics()...)
 	if completing {
@@ -240,6 +242,9 @@ func (g *globalOptions) settle(u *ui) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, _ []string) error {
 		u.verbose = g.Verbose
 		u.path = pathFlag(c)
+		if c.Name() == "run" || c.Name() == "tryrun" {
+			u.queueStderr()
+		}
 		if noSettings[c.Name()] {
 			return nil
 		}

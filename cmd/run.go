@@ -100,7 +100,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.Var(&o.OnLost, "on-lost", "if the lock is lost while CMD runs: terminate (stop CMD, exit 76) or ignore (warn only)")
 	f.Var(&o.OnRevoke, "on-revoke", "if the lock is revoked (zklock revoke, a Curator Revoker) while CMD runs: terminate (stop CMD, release, exit 76) or ignore (warn, let CMD finish)")
 	o.KillGrace = lockexec.DefaultKillGrace
-	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout, and none once the lock is gone)")
+	f.Var((*durationValue)(&o.KillGrace), "kill-grace", "time between SIGTERM and SIGKILL when zklock stops CMD; 0 sends SIGKILL right after SIGTERM (for a lost lock at most 1/5 of the session timeout less 100ms, and none once the lock is gone)")
 	f.Var((*durationValue)(&o.MaxRuntime), "max-runtime", "stop CMD (whole process group) after this long and exit 124; 0 means no limit")
 	f.Var(&o.MetricsFile, "metrics-file", "after the run, record it in this file for node_exporter's textfile collector: a NAME.prom in its --collector.textfile.directory (see docs/guide/metrics.md) (env "+envMetricsFile+")")
 	f.BoolVar(&o.NotifyReady, "notify-ready", false, "under systemd (NOTIFY_SOCKET set), send READY=1 once the command has started, for a command that does not send it itself (see docs/guide/systemd.md)")
@@ -113,7 +113,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 		if runF != nil {
 			return runF(c.Context(), o)
 		}
-		u.run = newRunReport(u, o)
+		u.run = newRunReport(u)
 		ro, err := o.validate(u)
 		if err != nil {
 			return err

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -179,10 +178,19 @@ func seconds(d time.Duration) string {
 
 // terminalWidth is w's width in columns, 80 if it cannot be told.
 func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
-		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
-			return int(ws.Col)
-		}
+	if s := terminalSize(w); s.Cols > 0 {
+		return s.Cols
 	}
 	return 80
+}
+
+// terminalSize is the size of the terminal w writes to, zero if it cannot
+// be told.
+func terminalSize(w io.Writer) view.Screen {
+	if f, ok := fileOf(w); ok {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
+			return view.Screen{Rows: int(ws.Row), Cols: int(ws.Col)}
+		}
+	}
+	return view.Screen{}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
@@ -42,6 +43,9 @@ type ui struct {
 	path string
 	// run reports a run or tryrun (events.go); nil for other commands.
 	run *runReport
+	// queue is err for a run or tryrun (stderrqueue.go); nil otherwise.
+	queue  *stderrQueue
+	notice atomic.Pointer[noticeStyle]
 }
 
 func newUI(out, errw io.Writer) *ui {
@@ -74,7 +78,7 @@ func canDraw(w io.Writer, getenv func(string) string) bool {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
@@ -86,6 +90,7 @@ func (u *ui) setFormat(f logFormat) {
 	u.formatSet = true
 	if f == jsonFormat {
 		u.json = newJSONLog(u.err, os.Getenv)
+		u.notice.Store(&noticeStyle{json: true, path: u.path})
 	}
 }
 
@@ -137,4 +142,14 @@ func (u *ui) say(line string) {
 // they quote what the user typed, so an overlong value is cut short.
 func oneLine(s string) string {
 	return view.Cell(strings.TrimSpace(s))
+}
+
+// fileOf is the file behind w, if it is one: a queued stderr is still the
+// terminal it writes to.
+func fileOf(w io.Writer) (*os.File, bool) {
+	if q, ok := w.(*stderrQueue); ok {
+		w = q.w
+	}
+	f, ok := w.(*os.File)
+	return f, ok
 }

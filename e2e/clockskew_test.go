@@ -2,12 +2,17 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // skewedEnsemble starts a 3-server ensemble whose server 3 runs its wall
@@ -36,7 +41,7 @@ func skewedEnsemble(t *testing.T) (c *zktest.Cluster, slow, right *zktest.Server
 // starts it again as a follower, until s leads.
 func lead(t *testing.T, c *zktest.Cluster, s *zktest.Server) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
 	defer cancel()
 	for range 3 {
 		l, err := c.Leader(ctx)
@@ -146,5 +151,154 @@ func TestOncePerStandaloneClockStep(t *testing.T) {
 	}
 	if r.code != 75 || !strings.Contains(r.stderr, "old by the servers' clocks") || !strings.Contains(r.stderr, "old by the clock of") {
 		t.Errorf("exit %d, want 75 and both ages; stderr: %s", r.code, r.stderr)
+	}
+}
+
+// onceJob runs a --once-per job on c, -v, that appends a line to runs each
+// time it runs. It needs no shared server: these tests start their own.
+func onceJob(t *testing.T, c *zktest.Cluster, path, window, runs string) result {
+	t.Helper()
+	bin, err := exec.LookPath("zklock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--servers", c.ConnectString(), "-v", "run", "--once-per", window, "--path", path,
+		"--", "sh", "-c", `echo x >> "$1"`, "sh", runs)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	return runWithin(t, 60*time.Second, cmd)
+}
+
+// startWithin bounds starting servers: JVMs on a loaded machine take
+// their time, which these tests do not measure.
+const startWithin = 4 * time.Minute
+
+// pastWindow returns once window has passed since at, on this host's
+// clock: the record's writer then reads an age past the window.
+func pastWindow(at time.Time, window time.Duration) { time.Sleep(time.Until(at.Add(window))) }
+
+// TestOncePerLeaderAhead: at most once, and not never. A success dated by
+// a leader with the right clock, read under a leader 10s ahead, is 10s
+// older by the servers' clocks than by its writer's, for good: once both
+// ages have passed the window, the job must run again, not be skipped
+// forever.
+func TestOncePerLeaderAhead(t *testing.T) {
+	zktest.NeedServer(t)
+	env, err := zktest.Faketime(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
+	defer cancel()
+	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}, StartTimeout: startWithin})
+	if err != nil {
+		t.Fatalf("cannot start a 3-server ensemble with server 3 10s ahead: %v", err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	const window = 5 * time.Second
+	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
+	lead(t, c, c.Server(1))
+	if r := onceJob(t, c, path, window.String(), runs); r.code != 0 {
+		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
+	}
+	done := time.Now()
+	lead(t, c, c.Server(2))
+	pastWindow(done, window)
+	r := onceJob(t, c, path, window.String(), runs)
+	if r.code != 0 || lines(runs) != 2 {
+		t.Fatalf("after the window, under a leader 10s ahead: exit %d, %d runs, want 0 and 2; stderr: %s", r.code, lines(runs), r.stderr)
+	}
+	if !strings.Contains(r.stderr, "running, as both ages have passed the window") {
+		t.Errorf("-v does not say why the run goes ahead with the clocks in disagreement: %s", r.stderr)
+	}
+}
+
+// TestOncePerStandaloneClockForward: a standalone server restarted with
+// its clock 2h ahead dates the next stamp 2h after a success it dated
+// seconds ago. Once the writer's age has passed the window too, the job
+// must run: every age has passed it.
+func TestOncePerStandaloneClockForward(t *testing.T) {
+	zktest.NeedServer(t)
+	env, err := zktest.Faketime(2 * time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
+	defer cancel()
+	c, err := zktest.StartStandalone(ctx, zktest.Options{StartTimeout: startWithin})
+	if err != nil {
+		t.Fatalf("cannot start a standalone server: %v", err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	const window = 5 * time.Second
+	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
+	if r := onceJob(t, c, path, window.String(), runs); r.code != 0 {
+		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
+	}
+	done := time.Now()
+	c.Server(0).SetEnv(env)
+	ctx, cancel = context.WithTimeout(t.Context(), startWithin)
+	defer cancel()
+	if err := c.Server(0).Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pastWindow(done, window)
+	r := onceJob(t, c, path, window.String(), runs)
+	if r.code != 0 || lines(runs) != 2 {
+		t.Fatalf("after the window, the server's clock set 2h forward: exit %d, %d runs, want 0 and 2; stderr: %s", r.code, lines(runs), r.stderr)
+	}
+}
+
+// TestOncePerLeaderStep: a leader whose clock steps 2h forward while it
+// leads dates the stamp 2h after the success it dated a moment ago, in
+// the same epoch. The job must not run again within its window of 1h: the
+// writer's clock says the success is seconds old.
+func TestOncePerLeaderStep(t *testing.T) {
+	zktest.NeedServer(t)
+	clock, env, err := zktest.NewClockFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
+	defer cancel()
+	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}, StartTimeout: startWithin})
+	if err != nil {
+		t.Fatalf("cannot start a 3-server ensemble with a clock file on server 3: %v", err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	lead(t, c, c.Server(2))
+	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
+	if r := onceJob(t, c, path, "1h", runs); r.code != 0 {
+		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
+	}
+	if err := clock.Set(2 * time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// The step is in when the leader dates a write 1h ahead or more; the
+	// write's epoch must still be the record's.
+	conn := zktest.DialT(t, c.Addrs())
+	probe := path + "-probe"
+	if _, err := conn.Create(probe, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var st *zk.Stat
+	zktest.Eventually(t, 30*time.Second, "the leader's clock to step 2h forward", func() bool {
+		if st, err = conn.Set(probe, nil, -1); err != nil {
+			t.Fatal(err)
+		}
+		return time.Until(time.UnixMilli(st.Mtime)) > time.Hour
+	})
+	_, rec, err := conn.Get(path + "/" + success.NodeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Mzxid>>32 != st.Mzxid>>32 {
+		t.Fatalf("the leader changed (epoch 0x%x, then 0x%x): the step is not within one epoch", rec.Mzxid>>32, st.Mzxid>>32)
+	}
+	r := onceJob(t, c, path, "1h", runs)
+	if n := lines(runs); n != 1 || r.code != 75 {
+		t.Fatalf("after the leader's clock stepped 2h forward: exit %d, %d runs, want 75 and 1; stderr: %s", r.code, n, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "one leader's") || !strings.Contains(r.stderr, "old by the clock of") {
+		t.Errorf("the skip does not say both ages: %s", r.stderr)
 	}
 }

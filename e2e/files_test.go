@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/files"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestFileInputsBounded: every file zklock reads by name is refused at

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // Helpers that the end-to-end tests share: zklock as a command against the
@@ -23,7 +23,7 @@ import (
 
 // lockPath gives the test a lock path of its own on the shared server,
 // which it starts if need be (and under -short, skips the test).
-func lockPath(t *testing.T) string {
+func lockPath(t testing.TB) string {
 	t.Helper()
 	server(t)
 	return zktest.TestPath(t, "/cli")
@@ -32,7 +32,7 @@ func lockPath(t *testing.T) string {
 // zklock returns a command running the zklock under test against the
 // shared server. Call it on the test's own goroutine; elsewhere use
 // zklockCmd, which returns the error instead of failing the test.
-func zklock(t *testing.T, args ...string) *exec.Cmd {
+func zklock(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
 	server(t) // under -short, skip before anything runs
 	c, err := zklockCmd(args...)
@@ -57,7 +57,7 @@ func zklockCmd(args ...string) (*exec.Cmd, error) {
 	return c, nil
 }
 
-func rawZK(t *testing.T) *zk.Conn { return zktest.DialT(t, server(t).Addrs()) }
+func rawZK(t testing.TB) *zk.Conn { return zktest.DialT(t, server(t).Addrs()) }
 
 func queueLen(conn *zk.Conn, path string) int {
 	ch, _, err := conn.Children(path)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestHugeCommandLine: a command line over 1 MB (more than the server's

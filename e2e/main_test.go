@@ -15,8 +15,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/zklock/zklock/cmd"
-	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/internal/zktest/zkcli"
+	"github.com/zklock/zklock/internal/testkit/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest/zkcli"
 )
 
 // lazy is the real ZooKeeper every test in this package shares, started

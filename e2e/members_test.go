@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestSilentMemberKeepsLock: the server a holder is connected to falls

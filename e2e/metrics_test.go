@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // promtool checks a metrics file as Prometheus would parse it, with its
@@ -166,5 +166,73 @@ func TestMetricsFileSettings(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), fmt.Sprintf(`zklock_runs_total{path=%q,outcome="success"} 1`, path)) {
 			t.Errorf("%s: %v: %s", f, err, b)
 		}
+	}
+}
+
+// TestMetricsFileRefusals: a metrics file named through a link another
+// user planted in a sticky directory (here to a root-only file) is a
+// warning of one line, the file the link names keeps its content and
+// mode, and the exit code is the command's. A run refused for its flags
+// never reached a lock path and records nothing: the series of a typo
+// would stay in the file for ever.
+func TestMetricsFileRefusals(t *testing.T) {
+	path := lockPath(t)
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("root's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(dir, "zklock.prom")
+	if err := os.Symlink(secret, planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(planted, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		format string
+		code   int
+	}{{"text", 0}, {"text", 3}, {"json", 3}} {
+		out, err := zklock(t, "run", "--log-format", tc.format, "--metrics-file", planted, "--path", path, "--", "sh", "-c", fmt.Sprintf("exit %d", tc.code)).CombinedOutput()
+		if code := zktest.ExitCodeT(t, err); code != tc.code {
+			t.Errorf("%s, command exiting %d: exit %d: %s", tc.format, tc.code, code, out)
+		}
+		var warnings []string
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if strings.Contains(line, "could not write the metrics file: refusing to write through the symbolic link "+planted) {
+				warnings = append(warnings, line)
+			}
+		}
+		if len(warnings) != 1 {
+			t.Errorf("%s: want one warning about the link, got:\n%s", tc.format, out)
+		}
+	}
+	if b, err := os.ReadFile(secret); err != nil || string(b) != "root's secret\n" {
+		t.Errorf("the file the planted link names: %q, %v", b, err)
+	}
+	if st, err := os.Stat(secret); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the file the planted link names has mode %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+
+	file := filepath.Join(t.TempDir(), "zklock.prom")
+	for _, args := range [][]string{
+		{"run", "--path", "no-slash", "--", "true"},
+		{"run", "--path", path, "--limit", "2", "--shared", "--", "true"},
+		{"tryrun", "--path", "/bad\xff", "--", "true"},
+	} {
+		args = append([]string{args[0], "--metrics-file", file}, args[1:]...)
+		out, err := zklock(t, args...).CombinedOutput()
+		if code := zktest.ExitCodeT(t, err); code != 64 {
+			t.Errorf("%q: exit %d, want 64: %s", args, code, out)
+		}
+	}
+	if b, err := os.ReadFile(file); err == nil {
+		t.Errorf("runs refused for their flags were recorded:\n%s", b)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // notifyListener is a datagram socket bound as systemd binds its notify

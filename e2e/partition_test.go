@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // Partitions of a real 3-server ensemble, the holder's host on the

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // loops runs n goroutines that each run zklock `runs` times with args and

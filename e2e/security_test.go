@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // authFile writes credentials to a file with the given mode.

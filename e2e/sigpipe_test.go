@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestStderrPipeClosed: a holder whose stderr reader has gone writes its

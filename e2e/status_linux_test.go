@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/ptytest"
+	"github.com/zklock/zklock/internal/testkit/ptytest"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // eraseLine is what the status line writes to go back and erase itself.

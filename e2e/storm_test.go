@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestOncePerFreshSkipsQueue: a --once-per run that can see a fresh

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestSupersedeDeployQueue: one holder and ten contenders of a superseding

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zklock/zklock/internal/ptytest"
+	"github.com/zklock/zklock/internal/testkit/ptytest"
 )
 
 // atTerminal starts c with a new pseudo-terminal, width columns wide, as
@@ -14,8 +14,14 @@ import (
 // stop and waits for its exit.
 func atTerminal(t *testing.T, c *exec.Cmd, term string, width int, stop os.Signal) (*ptytest.PTY, *started) {
 	t.Helper()
+	return atScreen(t, c, term, 24, width, stop)
+}
+
+// atScreen is atTerminal on a terminal of rows by cols.
+func atScreen(t *testing.T, c *exec.Cmd, term string, rows, cols int, stop os.Signal) (*ptytest.PTY, *started) {
+	t.Helper()
 	tty, slave := ptytest.Open(t)
-	tty.SetWidth(t, width)
+	tty.SetSize(t, rows, cols)
 	c.Env = append(c.Env, "TERM="+term)
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 	s := start(t, c, stop)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // curatorContender is the name of a contender node as Curator makes it,
@@ -153,8 +154,19 @@ func TestWatchLines(t *testing.T) {
 	var hs []watchEntry
 	// expect reads list's next line, and holders' if wantHolders is not
 	// nil (a change that holders shows too).
+	var lastList, lastHolders watchLine
+	// waitPace returns once the pace has passed since the last line
+	// either watch printed.
+	waitPace := func() {
+		last := lastList.at
+		if lastHolders.at.After(last) {
+			last = lastHolders.at
+		}
+		time.Sleep(time.Until(last.Add(jsonPace)))
+	}
 	expect := func(what string, wantList []string, wantHolders func([]watchEntry) bool) (l, h watchLine) {
 		t.Helper()
+		defer func() { lastList, lastHolders = l, h }()
 		ls, hs = listSnapshot{}, nil
 		l = nextLine(t, list, &prevList, what, &ls)
 		if got := states(ls.entries()); !equalStrings(got, wantList) {
@@ -201,17 +213,23 @@ func TestWatchLines(t *testing.T) {
 	expect("the last holder leaving", nil, free)
 
 	// The bound, measured from the request that makes the change: a
-	// contender joins and leaves.
+	// contender joins and leaves. Each change is made once the pace since
+	// the line before has passed: sooner, it waits for that (see
+	// TestWatchLinesPaced).
 	for range 3 {
+		waitPace()
 		t0 := time.Now()
 		node := foreignNode(t, conn, path+"/"+curatorContender, nil)
-		l, h := expect("a contender joining", []string{"holding"}, held)
+		expect("a contender joining", []string{"holding"}, held)
+		l, h := lastList, lastHolders
 		checkBound(t, "a contender joining", t0, l, h)
+		waitPace()
 		t0 = time.Now()
 		if err := conn.Delete(node, -1); err != nil {
 			t.Fatal(err)
 		}
-		l, h = expect("a contender leaving", nil, free)
+		expect("a contender leaving", nil, free)
+		l, h = lastList, lastHolders
 		checkBound(t, "a contender leaving", t0, l, h)
 	}
 
@@ -371,5 +389,57 @@ func contenderShownThenStop(t *testing.T, conn *zk.Conn, path string, lines <-ch
 	}
 	if code, _ := stop(); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// jsonPace is the least time between two lines of a watch in JSON, as
+// docs/guide/list.md says: at most four lines a second.
+const jsonPace = 250 * time.Millisecond
+
+// TestWatchLinesPaced: a queue that churns prints at most a line per pace,
+// each with the whole queue. First a contender joins each time a line is
+// read, which without the pace prints a line per change as fast as the
+// server answers; then a hundred join and leave as fast as one client can
+// make them, and the last change is shown, not lost in the coalescing.
+func TestWatchLinesPaced(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	contender := path + "/" + curatorContender
+	foreignNode(t, conn, contender, nil) // the holder
+	lines, stop := watchOutput(t, "list", "--watch", "--json", "--path", path)
+	var prev string
+	var ls listSnapshot
+	nextLine(t, lines, &prev, "the holder", &ls)
+	t0 := time.Now()
+	var printed []watchLine
+	for i := range 12 {
+		foreignNode(t, conn, contender, nil)
+		ls = listSnapshot{}
+		printed = append(printed, nextLine(t, lines, &prev, fmt.Sprintf("waiter %d", i+1), &ls))
+	}
+	for range 100 {
+		n := foreignNode(t, conn, contender, nil)
+		if err := conn.Delete(n, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := foreignNode(t, conn, contender, nil)
+	for {
+		ls = listSnapshot{}
+		printed = append(printed, nextLine(t, lines, &prev, "the last waiter", &ls))
+		if es := ls.entries(); len(es) == 14 && strings.HasSuffix(last, es[13].Node) {
+			break
+		}
+	}
+	// A line comes at once after a quiet pace, then at most one a pace:
+	// up to the last line read, no more than this many.
+	span := printed[len(printed)-1].at.Sub(t0)
+	bound := int(span/jsonPace) + 1
+	t.Logf("%d lines in %s (at most %d)", len(printed), span.Round(time.Millisecond), bound)
+	if len(printed) > bound {
+		t.Errorf("%d lines in %s, more than one per %s (%d)", len(printed), span, jsonPace, bound)
+	}
+	if code, stderr := stop(); code != 0 || stderr != "" {
+		t.Errorf("after SIGTERM: exit %d, stderr %q", code, stderr)
 	}
 }

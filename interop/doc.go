@@ -1,5 +1,5 @@
 // Package interop holds tests only: zklock contending with unmodified
-// Apache Curator 5 and Kazoo clients (see internal/peers) for the same lock
+// Apache Curator 5 and Kazoo clients (see internal/testkit/peers) for the same lock
 // paths on a real ZooKeeper, with an overlap detector in every critical
 // section.
 //

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/peers"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/peers"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // lockPath gives each test its own lock path.

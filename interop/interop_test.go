@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/peers"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/peers"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // Hold times inside a critical section, in seconds (sleep(1) syntax).

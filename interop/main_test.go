@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/zklock/zklock/cmd"
-	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/internal/zktest/zkcli"
+	"github.com/zklock/zklock/internal/testkit/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest/zkcli"
 )
 
 // lazy is the real ZooKeeper that every test in this package shares,

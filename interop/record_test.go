@@ -5,8 +5,8 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/zklock/zklock/internal/peers"
 	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/internal/testkit/peers"
 )
 
 // TestSuccessRecordWithPeers: a lock path that holds zklock's success

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/peers"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/peers"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/lock"
 )
 

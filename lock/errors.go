@@ -56,7 +56,12 @@ type BusyError struct {
 	Path   string
 	Holder Contender
 	Data   []byte // what the holder's node says of it
-	Limit  int    // for a semaphore: how many leases there are, all taken
+	// Unread is why Data could not be read, nil when it was:
+	// zk.ErrNoNode when the holder had left by then (the lock changing
+	// hands faster than a try could look), or the read's error. Empty
+	// Data then says nothing of who the holder was.
+	Unread error
+	Limit  int // for a semaphore: how many leases there are, all taken
 }
 
 func (e *BusyError) Error() string {

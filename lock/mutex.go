@@ -458,11 +458,8 @@ func (l *Lease) busy(ctx context.Context, q []Contender, idx int) (e *BusyError,
 			break
 		}
 	}
-	e = &BusyError{Path: l.Path, Holder: holder}
 	data, _, err := l.c.Get(ctx, zkconn.Join(l.Path, holder.Name))
-	if err == nil {
-		e.Data = data
-	}
+	e = &BusyError{Path: l.Path, Holder: holder, Data: data, Unread: err}
 	return e, errors.Is(err, zk.ErrNoNode)
 }
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/internal/testkit/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 )
 
 // supersedeReq is a superseding request whose data names pid; key nil

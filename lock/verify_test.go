@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/internal/testkit/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 )
 
 // acquireAsync starts Acquire and returns a channel for its outcome.

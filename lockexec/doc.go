@@ -90,14 +90,33 @@
 // is SIGKILLed. The kernel sends it when the thread that created the child
 // exits, not the process, so the child is started from a goroutine that
 // locks its OS thread and keeps it locked until the child has been waited
-// for. Only the direct child is covered: its own children are not, which is
-// one more reason not to SIGKILL zklock.
+// for. Only the direct child is covered: its own children are not; the
+// watchdog covers them.
+//
+// # The watchdog
+//
+// A Watchdog (watchdog_unix.go) is a dead man's switch for the command's
+// whole group, in a process of its own: it kills the group when zklock
+// dies (its instruction pipe ends) or stops renewing the deadlines (zklock
+// frozen or starved), and stands down when the command ends by itself.
+// Supervise arms it with the group on the forking thread, as soon as the
+// fork returns. It is one design on every platform: plain Go, started
+// with fork and exec, never forked from zklock's multithreaded process
+// without an exec (which Go does not support). Its loop is
+// internal/deadman, hosted by the program zklock-watchdog, which the
+// packages install beside zklock and which starts in less than half the
+// time of zklock's own executable; where it is missing, zklock's own
+// executable runs the same loop (IsWatchdog, WatchdogMain). Its end before
+// zklock is done with it is reported at once (Watchdog.Gone), so that the
+// caller can warn, and a watchdog that is gone is never said to have
+// stopped the command.
 //
 // # Platforms
 //
 // The package is Unix-only: process groups, the controlling terminal and
 // job control have no equivalent elsewhere, and zklock is released for
 // Linux and macOS. Linux gets /proc (live members of a group, the binary
-// that is running), CLOCK_BOOTTIME and a per-thread SIGTTOU mask; the
+// that is running), CLOCK_BOOTTIME (internal/deadman) and a per-thread
+// SIGTTOU mask; the
 // other Unix files hold the weaker fallbacks that macOS uses.
 package lockexec

@@ -137,15 +137,20 @@ func exitResult(ws syscall.WaitStatus) *ExitError {
 	return nil
 }
 
-// WatchdogError means the watchdog could not be started or armed (Op).
-// The command still runs; only the guard against zklock's own death is
-// weaker, which is what the message says.
+// WatchdogError means the watchdog could not be started or armed, or has
+// ended before zklock was done with it (Op "keep", Err ErrWatchdogGone,
+// see Watchdog.Gone). The command still runs; only the guard against
+// zklock's own death or freeze is weaker, which is what the message says.
 type WatchdogError struct {
-	Op  string // "start" or "arm"
+	Op  string // "start", "arm" or "keep"
+	Pid int    // the watchdog's process, once it was started
 	Err error
 }
 
 func (e *WatchdogError) Error() string {
+	if e.Op == "keep" {
+		return fmt.Sprintf("%v (pid %d): if zklock is now stopped or killed, nothing stops the command's process group", e.Err, e.Pid)
+	}
 	return fmt.Sprintf("cannot %s the watchdog (%v): if zklock is killed, only the command's direct child dies with it", e.Op, e.Err)
 }
 

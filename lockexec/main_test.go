@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // The test binary doubles as two helper programs, chosen by envHelper:
@@ -38,13 +38,13 @@ import (
 //	       ahead (envFgFile) and does what `fg` does.
 const (
 	envHelper   = "LOCKEXEC_TEST_HELPER"
-	envArgv     = "LOCKEXEC_TEST_ARGV"             // JSON []string
-	envSigLog   = "LOCKEXEC_TEST_SIGLOG"           // run: file to append received signals to
-	envShellLog = "LOCKEXEC_TEST_SHELLLOG"         // shell: event log
-	envFgFile   = "LOCKEXEC_TEST_FGFILE"           // shell: created by the test to request fg
-	envBusy     = "LOCKEXEC_TEST_BUSY"             // run: keep a goroutine busy on the CPU
-	envProcWD   = "LOCKEXEC_TEST_PROCESS_WATCHDOG" // run: the watchdog process, not the default
-	envStarted  = "LOCKEXEC_TEST_STARTED"          // run: file to create once Supervise says the command started
+	envArgv     = "LOCKEXEC_TEST_ARGV"     // JSON []string
+	envSigLog   = "LOCKEXEC_TEST_SIGLOG"   // run: file to append received signals to
+	envShellLog = "LOCKEXEC_TEST_SHELLLOG" // shell: event log
+	envFgFile   = "LOCKEXEC_TEST_FGFILE"   // shell: created by the test to request fg
+	envBusy     = "LOCKEXEC_TEST_BUSY"     // run: keep a goroutine busy on the CPU
+	envWatchdog = "LOCKEXEC_TEST_WATCHDOG" // run: the watchdog program to start
+	envStarted  = "LOCKEXEC_TEST_STARTED"  // run: file to create once Supervise says the command started
 )
 
 // busyWork is what the busy goroutine of envBusy does.
@@ -63,7 +63,11 @@ func TestMain(m *testing.M) {
 		os.Exit(helperCount())
 	}
 	zktest.UnignoreSignals()
-	os.Exit(m.Run())
+	code := m.Run()
+	if companionDir != "" {
+		os.RemoveAll(companionDir)
+	}
+	os.Exit(code)
 }
 
 // helperEnv returns the environment for a helper process of the given mode.
@@ -115,7 +119,7 @@ func helperRun() int {
 			}
 		}()
 	}
-	watchdogProcessOnly = os.Getenv(envProcWD) != ""
+	companion = os.Getenv(envWatchdog)
 	wd, err := StartWatchdog()
 	if err != nil {
 		warn(err.Error())

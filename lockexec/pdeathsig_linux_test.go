@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestPdeathsig runs a miniature zklock (the test binary in helper mode),
@@ -70,10 +70,7 @@ func TestWatchdogArmedAtFork(t *testing.T) {
 func armedAtFork(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	extra := []string{"D=" + dir, "GOMAXPROCS=1", envBusy + "=1"}
-	if watchdogProcessOnly {
-		extra = append(extra, envProcWD+"=1")
-	}
+	extra := []string{"D=" + dir, "GOMAXPROCS=1", envBusy + "=1", envWatchdog + "=" + companion}
 	cmd.Env = helperEnv("run", []string{"/bin/sh", "-c",
 		`sleep 100 & echo "$$ $!" > "$D/pids"
 		while [ ! -e "$D/started" ]; do sleep 0.005; done

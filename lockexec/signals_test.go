@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestForwardedSignalsReachChildOnce sends each signal through

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/ptytest"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/ptytest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 const (

@@ -3,28 +3,34 @@
 package lockexec
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock/internal/deadman"
 )
 
 // The watchdog is a small process beside the command: a dead man's switch
-// for the command's process group. On linux/amd64 it is a fork of zklock
-// that runs a loop of system calls in a few pages of its own (the
-// in-memory watchdog, thinwatch_linux_amd64.go). Elsewhere, or where the
-// kernel lacks what that needs, it is zklock's own executable started
-// again in watchdog mode (see IsWatchdog). Either runs in a session of its
-// own, so that terminal signals and job control meant for zklock or the
-// command never reach it. The process reads instructions from a pipe
-// whose only writer is zklock (the in-memory one reads the same from a
-// page it shares with zklock, and the pipe only wakes it):
+// for the command's process group (internal/deadman). It is one design on
+// every platform: a process that runs plain Go, started with fork and exec.
+// The program is zklock-watchdog, which the packages install beside
+// zklock and which links nothing but the switch, so that its start costs
+// a fraction of zklock's; where it is missing (a `go install`, a test
+// binary), zklock starts its own executable, which runs the same code
+// from its entry point (see IsWatchdog). It runs in a session of its own,
+// so that terminal signals and job control meant for zklock or the command
+// never reach it. It reads instructions from a pipe whose only writer is
+// zklock:
 //
 //	arm PGID        the command's process group
 //	at STOP KILL    send SIGTERM to the group at STOP, SIGKILL at KILL
-//	                (nanoseconds of the shared clock, see clock_*.go; 0 for
+//	                (nanoseconds of the shared clock, deadman.Now; 0 for
 //	                never), replacing any earlier pair
 //	ok              zklock is done with the command, which has exited by
 //	                itself or is being retired: exit quietly, signalling
@@ -32,7 +38,8 @@ import (
 //
 // It writes a byte on its standard output, a pipe whose only reader is
 // zklock, when it signals the group at a deadline, so that zklock can say
-// that its watchdog, not itself, stopped the command (see Fired).
+// that its watchdog, not itself, stopped the command (see Fired). The same
+// pipe's end tells zklock at once that the watchdog is gone (see Gone).
 //
 // It kills the group at once if the pipe reaches end-of-file before "ok":
 // the kernel closes zklock's end when zklock dies, even by SIGKILL, which
@@ -49,33 +56,34 @@ import (
 // started.
 type Watchdog struct {
 	pid int
-	// thin is the in-memory watchdog's shared page (thinwatch_*.go); nil
-	// for a watchdog process, which the fields below speak to.
-	thin *thinWatch
-	// report is the read end of the watchdog's standard output; nil once
-	// retired.
-	report *os.File
+	// report is the read end of the watchdog's standard output, read by
+	// the goroutine that watch runs until Retire closes it.
+	report  *os.File
+	gone    chan struct{} // closed when the watchdog ended before Retire
+	watched chan struct{} // closed when watch has returned
 
-	mu      sync.Mutex
-	w       *os.File // nil once retired
-	fired   bool     // a byte came on report
-	armed   bool
-	retired bool      // the in-memory watchdog's: Retire has begun
-	stop    time.Time // the deadlines last sent; zero: none
-	kill    time.Time
-	failed  error // the first write that failed
+	mu       sync.Mutex
+	w        *os.File // nil once retired
+	fired    bool     // a byte came on report
+	armed    bool
+	finished bool      // "ok" sent, or retired: its end is expected
+	stop     time.Time // the deadlines last sent; zero: none
+	kill     time.Time
+	failed   error // the first write that failed
 }
 
-// watchdogEnv marks the watchdog process; the value names the protocol
-// version, so that an old zklock binary found on disk mid-upgrade is not
-// mistaken for a compatible one.
-const watchdogEnv = "ZKLOCK_INTERNAL_WATCHDOG=1"
+// CompanionName is the watchdog's own program, looked for beside zklock's
+// executable.
+const CompanionName = "zklock-watchdog"
+
+// companion, if set, is the watchdog program to start instead of the one
+// beside the executable; tests set it.
+var companion = ""
 
 // StartWatchdog starts a watchdog. Its error is a *WatchdogError. When it
-// returns, the watchdog runs: it has been forked, or its exec has
-// succeeded, and it holds the read end of the pipe, so from then on
-// zklock's death closes that pipe under it, whether or not it has got as
-// far as reading it.
+// returns, the watchdog runs: its exec has succeeded, and it holds the
+// read end of the pipe, so from then on zklock's death closes that pipe
+// under it, whether or not it has got as far as reading it.
 func StartWatchdog() (*Watchdog, error) {
 	wd, err := startWatchdog()
 	if err != nil {
@@ -84,21 +92,43 @@ func StartWatchdog() (*Watchdog, error) {
 	return wd, nil
 }
 
-func startWatchdog() (*Watchdog, error) {
-	if !watchdogProcessOnly {
-		if pid, tw, err := startThin(); err == nil {
-			return &Watchdog{pid: pid, thin: tw}, nil
+// watchdogProgram is the program to start as the watchdog: the companion
+// beside the running executable if it is there, else the executable itself.
+func watchdogProgram() (string, error) {
+	if companion != "" {
+		return companion, nil
+	}
+	self, err := selfExecutable()
+	if err != nil {
+		return "", err
+	}
+	if exe, err := os.Executable(); err == nil {
+		if p, ok := companionBeside(exe); ok {
+			return p, nil
 		}
 	}
-	return startWatchdogProcess()
+	return self, nil
 }
 
-// watchdogProcessOnly makes StartWatchdog start the watchdog process even
-// where the in-memory watchdog would do; tests set it to cover both.
-var watchdogProcessOnly = false
+// companionBeside is the companion in the directory of exe, links
+// resolved: a zklock started through a symbolic link (/usr/local/bin/zklock
+// to /opt/zklock/zklock) finds the companion installed beside the real
+// file. ok is false if there is no executable file of that name there.
+func companionBeside(exe string) (string, bool) {
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return "", false
+	}
+	p := filepath.Join(filepath.Dir(real), CompanionName)
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return "", false
+	}
+	return p, true
+}
 
-func startWatchdogProcess() (*Watchdog, error) {
-	exe, err := selfExecutable()
+func startWatchdog() (*Watchdog, error) {
+	exe, err := watchdogProgram()
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +147,8 @@ func startWatchdogProcess() (*Watchdog, error) {
 	// /dev/null twice for the missing stdout and stderr; the watchdog needs
 	// none of that. Its stdout is the report pipe, its stderr closed (it
 	// never writes there; its runtime puts /dev/null there). argv[0]
-	// stays zklock's own, so that a
-	// binary that dispatches on its name (a test binary standing in for
-	// zklock) dispatches the same way.
+	// stays zklock's own, so that a binary that dispatches on its name (a
+	// test binary standing in for zklock) dispatches the same way.
 	pid, err := syscall.ForkExec(exe, []string{os.Args[0]}, &syscall.ProcAttr{
 		Env:   watchdogEnviron(os.Environ()),
 		Files: []uintptr{r.Fd(), tell.Fd(), ^uintptr(0)},
@@ -134,14 +163,16 @@ func startWatchdogProcess() (*Watchdog, error) {
 		report.Close()
 		return nil, err
 	}
-	return &Watchdog{pid: pid, w: w, report: report}, nil
+	wd := &Watchdog{pid: pid, w: w, report: report, gone: make(chan struct{}), watched: make(chan struct{})}
+	go wd.watch()
+	return wd, nil
 }
 
 // watchdogEnviron is the watchdog's environment: zklock's, with the marker
 // and the runtime settings that keep a process which only waits on a pipe
 // small. One thread for Go code from the start (a second P costs a few
 // hundred KiB of memory that the process never gives back), and no garbage
-// collector, since WatchdogMain allocates nothing once it runs. GORACE:
+// collector, since the watchdog allocates nothing once it runs. GORACE:
 // zklock waits for its watchdog's exit, and a build with the race detector
 // (the tests') would otherwise sleep a second on exit; other builds ignore
 // the variable.
@@ -159,8 +190,70 @@ func watchdogEnviron(env []string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, watchdogEnv, "GOMAXPROCS=1", "GOGC=off",
+	return append(out, deadman.Marker, "GOMAXPROCS=1", "GOGC=off",
 		"GORACE="+strings.TrimSpace(race+" atexit_sleep_ms=0"))
+}
+
+// IsWatchdog reports whether this process was started by StartWatchdog.
+// A program that can stand in for zklock-watchdog (zklock itself, a test
+// binary) checks it first and, if so, runs WatchdogMain instead of
+// anything else.
+func IsWatchdog() bool { return deadman.Is() }
+
+// WatchdogMain is the watchdog process: it follows the instructions on
+// standard input (see Watchdog) and returns its exit code.
+func WatchdogMain() int { return deadman.Main() }
+
+// watch reads the watchdog's reports until Retire closes the pipe: a byte
+// for each signal it sent at a deadline, and the pipe's end when it exits.
+func (wd *Watchdog) watch() {
+	defer close(wd.watched)
+	var b [16]byte
+	for {
+		n, err := wd.report.Read(b[:])
+		wd.mu.Lock()
+		if n > 0 {
+			wd.fired = true
+		}
+		if err != nil {
+			// io.EOF: every copy of the write end is closed, so the
+			// watchdog has exited; os.ErrClosed: Retire closed ours.
+			if errors.Is(err, io.EOF) && !wd.finished {
+				close(wd.gone)
+			}
+			wd.mu.Unlock()
+			return
+		}
+		wd.mu.Unlock()
+	}
+}
+
+// ErrWatchdogGone says that the watchdog process ended while zklock still
+// counted on it (an operator killed it, the out-of-memory killer picked it):
+// from then on nothing stops the command if zklock is stopped or killed.
+var ErrWatchdogGone = errors.New("the watchdog process has ended")
+
+// Gone is closed as soon as the watchdog process ends before zklock is done
+// with it; Err then says so. It is never closed for a nil Watchdog.
+func (wd *Watchdog) Gone() <-chan struct{} {
+	if wd == nil {
+		return nil
+	}
+	return wd.gone
+}
+
+// Err is a *WatchdogError wrapping ErrWatchdogGone once Gone is closed,
+// and nil until then.
+func (wd *Watchdog) Err() error {
+	if wd == nil {
+		return nil
+	}
+	select {
+	case <-wd.gone:
+		return &WatchdogError{Op: "keep", Pid: wd.pid, Err: ErrWatchdogGone}
+	default:
+		return nil
+	}
 }
 
 // Renew moves the moments at which the watchdog sends SIGTERM and SIGKILL
@@ -173,12 +266,6 @@ func (wd *Watchdog) Renew(stop, kill time.Time) {
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
 	wd.stop, wd.kill = stop, kill
-	if wd.thin != nil {
-		if !wd.retired && wd.failed == nil {
-			wd.failed = wd.thin.set(0, toShared(stop), toShared(kill))
-		}
-		return
-	}
 	if wd.armed {
 		wd.sendLocked(wd.deadlineLine())
 	}
@@ -196,13 +283,6 @@ func (wd *Watchdog) arm(pgid int) error {
 	}
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
-	if wd.thin != nil {
-		if !wd.armed && !wd.retired && wd.failed == nil {
-			wd.armed = true
-			wd.failed = wd.thin.set(pgid, toShared(wd.stop), toShared(wd.kill))
-		}
-		return wd.failed
-	}
 	if wd.armed || wd.w == nil {
 		return nil
 	}
@@ -232,22 +312,18 @@ func (wd *Watchdog) disarm() {
 	}
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
-	if wd.thin != nil {
-		if !wd.retired {
-			wd.thin.standDown()
-		}
-		return
-	}
 	if wd.armed {
+		wd.finished = true
 		wd.sendLocked("ok\n")
 	}
 }
 
 // stopped reports whether a deadline the watchdog enforces had passed at
 // now: if so, the watchdog may have stopped the command, and the command's
-// end is the lock's loss, not the command's own doing.
+// end is the lock's loss, not the command's own doing. A watchdog that is
+// gone stopped nothing, whatever the deadlines say.
 func (wd *Watchdog) stopped(now time.Time) bool {
-	if wd == nil {
+	if wd == nil || wd.Err() != nil {
 		return false
 	}
 	wd.mu.Lock()
@@ -276,20 +352,16 @@ func (wd *Watchdog) Fired() bool {
 	}
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
-	if wd.thin != nil {
-		if !wd.retired { // once retired, its page is gone: the last count was kept
-			wd.fired = wd.thin.fired()
-		}
+	if wd.fired || wd.w == nil {
 		return wd.fired
 	}
-	if wd.fired || wd.report == nil {
-		return wd.fired
-	}
+	// The byte may be in the pipe before watch has run to read it (with
+	// one P, a goroutine made runnable waits for its turn): look, too.
+	// os.Pipe's descriptors are non-blocking: an empty pipe says EAGAIN.
 	rc, err := wd.report.SyscallConn()
 	if err != nil {
 		return false
 	}
-	// os.Pipe's descriptors are non-blocking: an empty pipe says EAGAIN.
 	_ = rc.Control(func(fd uintptr) {
 		var b [1]byte
 		if n, _ := syscall.Read(int(fd), b[:]); n > 0 {
@@ -306,29 +378,17 @@ func (wd *Watchdog) Retire() {
 		return
 	}
 	wd.mu.Lock()
-	if wd.thin != nil {
-		// Under the lock: the page goes with the watchdog, and Fired
-		// must read the last count from it first.
-		if !wd.retired {
-			wd.retired = true
-			wd.fired = wd.thin.retire(wd.pid)
-		}
-		wd.mu.Unlock()
-		return
-	}
 	w := wd.w
 	if w != nil {
 		if wd.armed {
 			wd.sendLocked("ok\n")
 		}
+		wd.finished = true
 		wd.w = nil
-	}
-	if wd.report != nil {
-		wd.report.Close()
-		wd.report = nil
 	}
 	wd.mu.Unlock()
 	if w == nil {
+		<-wd.watched
 		return
 	}
 	w.Close()
@@ -340,6 +400,8 @@ func (wd *Watchdog) Retire() {
 	// zklock to die before the kill, "ok" is already in the pipe.
 	_ = syscall.Kill(wd.pid, syscall.SIGKILL)
 	reap(wd.pid)
+	wd.report.Close()
+	<-wd.watched
 }
 
 // reap waits for a child of zklock's to exit.
@@ -350,4 +412,13 @@ func reap(pid int) {
 			return
 		}
 	}
+}
+
+// toShared converts a moment of this process's clock to the shared clock;
+// the zero time is 0, for none.
+func toShared(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return deadman.Now() + int64(time.Until(t))
 }

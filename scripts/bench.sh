@@ -11,10 +11,10 @@
 #
 # Peers, all started here on loopback and stopped at the end: flock(1), etcdctl
 # lock against a local etcd, and the Kazoo and Curator runners of
-# internal/peers, each on a ZooKeeper started by the Go driver
-# (internal/bench, command internal/bench/cmd/zklock-bench), and the minimal
-# Go runner that the driver builds (internal/bench/cmd/zklock-min).
-# The counts come from BENCH_* environment variables; see internal/bench/config.go or
+# internal/testkit/peers, each on a ZooKeeper started by the Go driver
+# (internal/testkit/bench, command internal/testkit/bench/cmd/zklock-bench), and the minimal
+# Go runner that the driver builds (internal/testkit/bench/cmd/zklock-min).
+# The counts come from BENCH_* environment variables; see internal/testkit/bench/config.go or
 # the "Reproduce" section of docs/benchmarks.md. BENCH_MICRO=0 skips the
 # lock package's Go micro-benchmarks (skipped by --quick unless BENCH_MICRO=1).
 # The servers' and tools' logs go to $BENCH_LOGS (default
@@ -91,6 +91,9 @@ info "building zklock and the driver"
 # (cgo, dynamically linked) is timed too, uncontended only, for comparison.
 zklock_build="CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' (as .goreleaser.yaml)"
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/zklock" .
+# Its watchdog beside it, as the packages install it (both zklock builds
+# find it there).
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/zklock-watchdog" ./cmd/zklock-watchdog
 go build -o "$tmp/zklock-cgo" .
 go build -o "$tmp/zklock-bench" ./internal/bench/cmd/zklock-bench
 # The handoff probe: a static C program that prints the time, as `date +%s%N`
@@ -98,10 +101,10 @@ go build -o "$tmp/zklock-bench" ./internal/bench/cmd/zklock-bench
 # the driver falls back to date, and the report says so.
 stamp_args=()
 cc="$(go env CC)"
-if "${cc:-cc}" -O2 -static -o "$tmp/stamp" internal/bench/stamp/stamp.c 2>"$tmp/stamp.err"; then
+if "${cc:-cc}" -O2 -static -o "$tmp/stamp" internal/testkit/bench/stamp/stamp.c 2>"$tmp/stamp.err"; then
   stamp_args=(-stamp "$tmp/stamp")
 else
-  info "cannot build internal/bench/stamp/stamp.c ($(head -n 1 "$tmp/stamp.err")); the handoff probe is date"
+  info "cannot build internal/testkit/bench/stamp/stamp.c ($(head -n 1 "$tmp/stamp.err")); the handoff probe is date"
 fi
 
 repro="scripts/bench.sh${quick:+ --quick}"

@@ -16,21 +16,23 @@ set -euo pipefail
 DEB_PACKAGES=(
   etcd-server # scripts/bench.sh: the etcd server behind the `etcdctl lock` peer
   etcd-client # scripts/bench.sh: etcdctl, the `etcdctl lock` peer itself
-  libcurator-recipes-java # internal/peers: Curator 5 lock recipes (+ framework, client, Guava, SLF4J jars)
-  python3-kazoo # internal/peers: Kazoo lock recipes for Debian's /usr/bin/python3
-  default-jdk-headless # internal/peers: javac, to build the Curator runner
-  krb5-kdc # internal/zktest: a throwaway MIT KDC (krb5kdc, kdb5_util) for the Kerberos tests
-  krb5-admin-server # internal/zktest: kadmin.local, to add principals and export keytabs
-  krb5-user # internal/zktest and the Kerberos tests: kinit, to fill a ticket cache
+  libcurator-recipes-java # internal/testkit/peers: Curator 5 lock recipes (+ framework, client, Guava, SLF4J jars)
+  python3-kazoo # internal/testkit/peers: Kazoo lock recipes for Debian's /usr/bin/python3
+  default-jdk-headless # internal/testkit/peers: javac, to build the Curator runner
+  krb5-kdc # internal/testkit/zktest: a throwaway MIT KDC (krb5kdc, kdb5_util) for the Kerberos tests
+  krb5-admin-server # internal/testkit/zktest: kadmin.local, to add principals and export keytabs
+  krb5-user # internal/testkit/zktest and the Kerberos tests: kinit, to fill a ticket cache
   man-db # internal/manpages and scripts/package-test.sh: man renders the generated pages
   groff-base # internal/manpages: groff -ww checks the pages format without a warning
   bash-completion # scripts/package-test.sh: loads the packaged completion as a login shell would
   procps # e2e: ps, to prove no secret reaches a process's command line (not in a minimal Debian)
   faketime # e2e: libfaketime sets one ensemble member's clock off, for --once-per under clock skew
-  prometheus # e2e: promtool checks the --metrics-file output (promtool check metrics)
+  prometheus # e2e: promtool checks the --metrics-file output and the exporter's rules; a real prometheus scrapes zklock exporter
   prometheus-node-exporter # e2e: a real node_exporter serves the --metrics-file through its textfile collector
   systemd # e2e: systemd-analyze verify checks the documented unit (no systemd need run)
   python3 # e2e: a daemon that sends its own notifications to NOTIFY_SOCKET
+  qemu-user-static # scripts/test.sh: lockexec's tests for linux/arm64 (registered by scripts/qemu-binfmt.sh)
+  stress-ng # scripts/robustness.sh: the nemesis starves the CPU with a bounded stress-ng burst
 )
 
 # ZooKeeper server for the integration tests and the demo (pulls in a JRE).

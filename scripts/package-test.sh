@@ -66,7 +66,7 @@ ls dist/*.rpm >/dev/null || fail "no rpm was built"
 
 step "the archive carries the binary, LICENSE, the docs, the man pages and the completions"
 listing="$(tar -tzf "$archive")"
-for f in zklock LICENSE README.md docs/guide/run.md docs/architecture.md man/man1/zklock.1.gz man/man1/zklock-run.1.gz \
+for f in zklock zklock-watchdog LICENSE README.md docs/guide/run.md docs/architecture.md man/man1/zklock.1.gz man/man1/zklock-run.1.gz \
   completions/zklock.bash completions/_zklock completions/zklock.fish; do
   grep -qx "$f" <<<"$listing" || fail "$archive lacks $f"
 done
@@ -81,6 +81,8 @@ done
 
 step "zklock --version"
 [[ "$(command -v zklock)" == /usr/bin/zklock ]] || fail "zklock is not /usr/bin/zklock"
+# zklock starts its watchdog from beside itself.
+[[ -x /usr/bin/zklock-watchdog ]] || fail "the package lacks /usr/bin/zklock-watchdog"
 version="$(zklock --version)"
 echo "$version"
 # The snapshot's version, set through the linker, not "dev".
@@ -115,6 +117,6 @@ done
 
 step "dpkg -r zklock"
 dpkg -r "$pkg" >/dev/null
-[[ ! -e /usr/bin/zklock && ! -e /usr/share/man/man1/zklock.1.gz ]] || fail "dpkg -r left files behind"
+[[ ! -e /usr/bin/zklock && ! -e /usr/bin/zklock-watchdog && ! -e /usr/share/man/man1/zklock.1.gz ]] || fail "dpkg -r left files behind"
 
 echo "ok: package test passed in $((SECONDS - start))s"

@@ -5,12 +5,14 @@
 #   scripts/test.sh -run TestX ./lock     # extra args go to `go test`
 #
 # Stages: system dependencies, tracked files, gofmt, go vet, staticcheck,
-# the fast lane (go test -short: no server, no JVM), go test -race, then a
-# few seconds of each fuzz target (the fast lane and fuzzing only when the
-# whole suite runs). The integration tests start their own ZooKeeper; if
-# they cannot, they fail, and this script deliberately has no switch that
-# would turn that into a skip: a green run must mean the locking was
-# exercised against a real server.
+# the fast lane (go test -short: no server, no JVM), go test -race, lockexec
+# again for linux/arm64 under qemu-user, the robustness lane (50 s of random
+# faults), then a few seconds of each fuzz target (the fast lane, arm64, the
+# robustness lane and fuzzing only when the whole suite runs). The
+# integration tests start their own ZooKeeper; if they cannot, they fail,
+# and this script deliberately has no switch that would turn that into a
+# skip: a green run must mean the locking was exercised against a real
+# server.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -113,6 +115,30 @@ log="$(mktemp "${TMPDIR:-/tmp}/zklock-test.XXXXXX")"
 trap 'rm -f "$log"' EXIT
 rc=0
 "${gotest[@]}" 2>&1 | tee "$log" || rc=$?
+
+# Releases ship linux/arm64 too, and lockexec is where the platform shows
+# (process groups, the watchdog, signals): its tests run again as arm64
+# binaries under qemu-user, which binfmt_misc starts for them and for the
+# helpers they re-execute (scripts/qemu-binfmt.sh). Without -race: the race
+# detector needs cgo and an arm64 C toolchain. Only with the whole suite.
+if ((rc == 0 && $# == 0)); then
+  stage "GOARCH=arm64 go test ./lockexec (under qemu-user)"
+  scripts/qemu-binfmt.sh
+  GOARCH=arm64 CGO_ENABLED=0 go test -count=1 ./lockexec 2>&1 | tee -a "$log" || rc=$?
+fi
+
+# The robustness lane: 50 s of random faults with a fixed seed, their
+# heals and the calm the progress check needs (2 to 3 minutes in all),
+# judged by the checker; docs/robustness.md. Like fuzzing, after the main run and only
+# when the whole suite runs, since it keeps the machine busy.
+robust_seed=20261129
+if ((rc == 0 && $# == 0)); then
+  stage "scripts/robustness.sh --duration 50s --seed $robust_seed"
+  if ! scripts/robustness.sh --duration 50s --seed "$robust_seed"; then
+    err "the robustness lane failed: replay with scripts/robustness.sh --seed $robust_seed"
+    rc=1
+  fi
+fi
 
 # Fuzz each target for a short fixed number of inputs, one after the other
 # and only after the main run: fuzzing keeps every core busy, and the

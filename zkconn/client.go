@@ -46,6 +46,11 @@ type Options struct {
 	// Warnf receives one-line warnings (a server whose name does not
 	// resolve); nil discards them.
 	Warnf func(format string, args ...any)
+	// FollowEnsemble keeps the servers to reconnect to in step with the
+	// ensemble's membership, from /zookeeper/config (follow.go), at the
+	// cost of one data watch: for a session that must outlive a
+	// migration of the ensemble to new hosts.
+	FollowEnsemble bool
 }
 
 // Client is one ZooKeeper session with a chroot applied to every path.
@@ -64,6 +69,9 @@ type Client struct {
 	debugf func(format string, args ...any)
 	opts   Options
 	probes probes // of refused resumes (restore.go)
+	// connectBy is when Dial gives up waiting for the first session
+	// (tlsbound.go).
+	connectBy time.Time
 
 	// The keepalive goroutine (keepalive.go): started once the session is
 	// up, ended by Close.
@@ -71,6 +79,12 @@ type Client struct {
 	stopOnce      sync.Once
 	// quorum says whether the keepalive syncs (quorumkeep.go).
 	quorum *quorumKeep
+	// hosts is the library's host provider (hosts.go), which follow
+	// updates (follow.go).
+	hosts *hostList
+	// followed is closed when the goroutine that follows the membership
+	// ends; nil when there is none (Options.FollowEnsemble unset).
+	followed chan struct{}
 }
 
 type logFunc func(string, ...any)
@@ -102,7 +116,8 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := &Client{chroot: o.ConnString.Chroot, acl: acl, protect: o.Protect, sess: newSession(), done: make(chan struct{}),
 		wire:   &wireTracker{now: time.Now, handshake: handshakeLimit(o.SessionTimeout)},
-		debugf: logf, opts: o, quorum: newQuorumKeep()}
+		debugf: logf, opts: o, quorum: newQuorumKeep(), hosts: newHostList(ctx, o.ConnectTimeout, o.Warnf),
+		connectBy: time.Now().Add(o.ConnectTimeout)}
 	c.wire.refusedResume = c.probeRefusal
 	failed := lastFailure{tls: o.TLS != nil, logf: o.Debugf}
 	// The library's own log lines stay out of -v: zklock says in its own
@@ -111,7 +126,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	conn, _, err := zk.Connect(o.ConnString.Servers, o.SessionTimeout,
 		zk.WithLogger(logFunc(func(string, ...any) {})), zk.WithLogInfo(false),
 		zk.WithEventCallback(c.sess.onEvent), zk.WithDialer(failed.dialer(c.dialer())),
-		zk.WithHostProvider(newHostList(ctx, o.ConnectTimeout, o.Warnf)))
+		zk.WithHostProvider(c.hosts))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -130,6 +145,10 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	c.wire.setHandshake(handshakeLimit(c.Contact().Timeout))
 	c.stop, c.stopped = make(chan struct{}), make(chan struct{})
 	go c.keepalive()
+	if o.FollowEnsemble {
+		c.followed = make(chan struct{})
+		go c.follow()
+	}
 	return c, nil
 }
 
@@ -159,11 +178,12 @@ func (c *Client) connect(network, address string, timeout time.Duration) (net.Co
 	var conn net.Conn
 	var err error
 	if c.opts.TLS != nil {
-		// The handshake is part of connecting. It takes two round trips
-		// more than TCP's connect, each given as long as the
-		// ConnectRequest's will be (wire.go), so that a slow link is no
-		// reason to fail.
-		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout + 2*c.wire.handshakeLimit()}, network, address, serverTLS(c.opts.TLS, address))
+		// The handshake is part of connecting; a slow one is no reason to
+		// fail (tlsbound.go).
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: c.tlsLimit(timeout)}, network, address, serverTLS(c.opts.TLS, address))
+		if err != nil {
+			c.tlsTimedOut(err)
+		}
 	} else {
 		conn, err = net.DialTimeout(network, address, timeout)
 	}
@@ -238,6 +258,16 @@ func (c *Client) Close() {
 		close(c.done)
 		c.stopKeepalive()
 		c.conn.Close()
+		c.stopFollowing()
+	}
+}
+
+// stopFollowing waits for the goroutine that follows the membership, if
+// there is one, after done is closed: the library ends its read with the
+// connection.
+func (c *Client) stopFollowing() {
+	if c.followed != nil {
+		<-c.followed
 	}
 }
 
@@ -332,6 +362,7 @@ func (c *Client) CloseAcked(ctx context.Context) bool {
 	c.stopKeepalive()
 	before := time.Now()
 	c.conn.Close()
+	c.stopFollowing()
 	// The close is the last request; a reply to it moves LastHeard to
 	// its send time, which is after before.
 	if !c.LastHeard().Before(before) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // followerOf returns the leader of e and one of its followers.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -135,4 +136,26 @@ func (h *hostList) Connected() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.tried = 1
+}
+
+// list returns a copy of the servers.
+func (h *hostList) list() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.servers)
+}
+
+// replace makes servers the list (follow.go) and reports whether it
+// changed. The round starts again, so that every server of the new list
+// is tried before the library pauses; the connection in use is not
+// touched: a member that leaves closes its clients' connections itself,
+// and the next connect takes the new list.
+func (h *hostList) replace(servers []string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(servers) == 0 || slices.Equal(servers, h.servers) {
+		return false
+	}
+	h.servers, h.next, h.tried = slices.Clone(servers), -1, 0
+	return true
 }

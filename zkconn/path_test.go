@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestValidatePathMatchesServer: for a character on each side of every

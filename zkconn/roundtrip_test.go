@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/jute"
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestRoundTripSmoothing: the estimator follows RFC 6298's arithmetic.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // pki is zktest's throwaway CA, with the checks of this package's x509
@@ -22,6 +22,11 @@ var ipOnly, dnsOnly = zktest.IPOnly, zktest.DNSOnly
 func startTLS(ctx context.Context, t *testing.T, p pki, extra map[string]string) string {
 	return zktest.StartTLS(ctx, t, p.PKI, extra)
 }
+
+// tlsConnect is the connect timeout of a TLS connect that is to succeed:
+// a loaded machine stretches a JVM's TLS handshakes to seconds, past the
+// default 5 s, and the bound costs a passing test nothing.
+const tlsConnect = time.Minute
 
 // clientTLS is the TLS configuration of a client with p's CA and client
 // certificate.
@@ -45,10 +50,12 @@ func TestTLS(t *testing.T) {
 	port := startTLS(ctx, t, p, nil)
 	secure := ConnString{Servers: []string{"127.0.0.1:" + port}}
 
-	c, err := Dial(ctx, Options{ConnString: secure, TLS: clientTLS(t, p)})
+	start := time.Now()
+	c, err := Dial(ctx, Options{ConnString: secure, TLS: clientTLS(t, p), ConnectTimeout: tlsConnect})
 	if err != nil {
 		t.Fatalf("TLS with a client certificate: %v", err)
 	}
+	took := time.Since(start)
 	if _, err := c.Children(ctx, "/"); err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +64,14 @@ func TestTLS(t *testing.T) {
 	}
 	c.Close()
 
+	// Each failing connect runs to its connect timeout (go-zookeeper
+	// retries): give it what a handshake just took, thrice, so that at
+	// least one handshake fails for its own reason and not for lack of
+	// time.
+	wait := max(time.Second, 3*took)
+	t.Logf("the first connect took %v; the failing ones are given %v", took.Round(time.Millisecond), wait.Round(time.Millisecond))
 	short := func(o Options) error {
-		o.ConnString, o.ConnectTimeout = secure, time.Second
+		o.ConnString, o.ConnectTimeout = secure, wait
 		_, err := Dial(ctx, o)
 		return err
 	}
@@ -93,7 +106,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	byName := ConnString{Servers: []string{"localhost:" + port}}
-	_, err = Dial(ctx, Options{ConnString: byName, TLS: clientTLS(t, p), ConnectTimeout: time.Second})
+	_, err = Dial(ctx, Options{ConnString: byName, TLS: clientTLS(t, p), ConnectTimeout: wait})
 	wantTLSMismatch(t, err, "localhost")
 }
 
@@ -107,7 +120,9 @@ func TestTLSHostName(t *testing.T) {
 	defer cancel()
 	port := startTLS(ctx, t, p, nil)
 
-	c, err := Dial(ctx, Options{ConnString: ConnString{Servers: []string{"localhost:" + port}}, TLS: clientTLS(t, p)})
+	start := time.Now()
+	c, err := Dial(ctx, Options{ConnString: ConnString{Servers: []string{"localhost:" + port}}, TLS: clientTLS(t, p), ConnectTimeout: tlsConnect})
+	took := time.Since(start)
 	if err != nil {
 		t.Fatalf("a certificate for localhost, connecting to localhost: %v", err)
 	}
@@ -120,7 +135,7 @@ func TestTLSHostName(t *testing.T) {
 	c.Close()
 
 	_, err = Dial(ctx, Options{ConnString: ConnString{Servers: []string{"127.0.0.1:" + port}},
-		TLS: clientTLS(t, p), ConnectTimeout: time.Second})
+		TLS: clientTLS(t, p), ConnectTimeout: max(time.Second, 3*took)})
 	wantTLSMismatch(t, err, "127.0.0.1")
 }
 

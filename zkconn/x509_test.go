@@ -88,7 +88,7 @@ func TestX509Auth(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
-		c, err := Dial(ctx, Options{ConnString: secure, TLS: cfg, Auth: &Auth{Scheme: SchemeX509}})
+		c, err := Dial(ctx, Options{ConnString: secure, TLS: cfg, Auth: &Auth{Scheme: SchemeX509}, ConnectTimeout: tlsConnect})
 		if err != nil {
 			t.Fatal(err)
 		}

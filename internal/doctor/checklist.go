@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -8,11 +9,24 @@ import (
 	"github.com/fatih/color"
 )
 
-// marks are a check's two outcomes, as symbols for a terminal and as plain
+// outcome is what a check's line says of it.
+type outcome int
+
+const (
+	passed outcome = iota
+	warned
+	failed
+)
+
+// marks are a check's outcomes, as symbols for a terminal and as plain
 // ASCII for logs, pipes and TERM=dumb, where a ✓ may arrive as mojibake.
-var marks = map[bool]struct{ symbol, ascii string }{
-	true:  {"✓", "ok  "},
-	false: {"✗", "FAIL"},
+var marks = map[outcome]struct {
+	symbol, ascii string
+	color         color.Attribute
+}{
+	passed: {"✓", "ok  ", color.FgGreen},
+	warned: {"!", "warn", color.FgYellow},
+	failed: {"✗", "FAIL", color.FgRed},
 }
 
 // checklist prints checks one per line as they complete, the subjects
@@ -32,23 +46,21 @@ func newChecklist(o Options) *checklist {
 }
 
 func (l *checklist) write(c Check) {
-	ok := c.Err == nil
-	mark := marks[ok].ascii
+	o, text := passed, c.Detail
+	if c.Err != nil {
+		o, text = failed, c.Err.Error()
+		if errors.As(c.Err, new(*Warning)) {
+			o = warned
+		}
+	}
+	mark := marks[o].ascii
 	if l.symbols {
-		mark = marks[ok].symbol
+		mark = marks[o].symbol
 	}
 	if l.color {
-		fg := color.FgGreen
-		if !ok {
-			fg = color.FgRed
-		}
-		col := color.New(fg, color.Bold)
+		col := color.New(marks[o].color, color.Bold)
 		col.EnableColor()
 		mark = col.Sprint(mark)
-	}
-	text := c.Detail
-	if !ok {
-		text = c.Err.Error()
 	}
 	fmt.Fprintf(l.out, "%s %-*s  %s\n", mark, l.width, c.Subject, strings.ReplaceAll(text, "\n", " "))
 }

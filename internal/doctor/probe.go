@@ -28,6 +28,31 @@ type ProbeResult struct {
 	// Made are the nodes on the way to the lock path (the path included)
 	// that did not exist: Probe created them and deleted them again.
 	Made []string
+	// Reconnects counts the requests sent again after the connection was
+	// lost and the session came back (a member went down, a leader was
+	// elected).
+	Reconnects int
+}
+
+// maxReconnects bounds how many lost connections one probe rides out: an
+// election costs one or two; more is an ensemble that does not hold.
+const maxReconnects = 3
+
+// again reports whether a request that failed with err is to be sent
+// again: the connection was lost, and the session came back within its
+// own life. A run rides out an election the same way, so a check that
+// failed only for one would report a problem run does not have.
+func again(ctx context.Context, c *zkconn.Client, err error, reconnects *int) bool {
+	if !zkconn.IsConnectionLoss(err) || *reconnects >= maxReconnects {
+		return false
+	}
+	wctx, cancel := context.WithTimeout(ctx, c.Contact().Timeout)
+	defer cancel()
+	if c.WaitSession(wctx) != nil {
+		return false
+	}
+	*reconnects++
+	return true
 }
 
 // probeName is a child name no lock recipe counts as a contender: it ends
@@ -63,32 +88,53 @@ func Probe(ctx context.Context, c *zkconn.Client, path string) (res ProbeResult,
 	}()
 	for attempt := 1; ; attempt++ {
 		_, err = c.Create(ctx, node, probeData, zk.FlagEphemeral)
-		if err == nil || !errors.Is(err, zk.ErrNoNode) || attempt == zkconn.MaxCreateAttempts {
+		if zkconn.IsConnectionLoss(err) {
+			created = true // perhaps: the reply was lost, not the request
+			if again(ctx, c, err, &res.Reconnects) {
+				continue
+			}
+		}
+		if errors.Is(err, zk.ErrNodeExists) && created {
+			// The create that lost its reply did happen: the name is
+			// this probe's alone.
+			err = nil
+		}
+		if err == nil || !errors.Is(err, zk.ErrNoNode) || attempt >= zkconn.MaxCreateAttempts {
 			break
 		}
-		if err := c.EnsurePath(ctx, path, &res.Made); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		err = c.EnsurePath(ctx, path, &res.Made)
+		for again(ctx, c, err, &res.Reconnects) {
+			err = c.EnsurePath(ctx, path, &res.Made)
+		}
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return res, err
 		}
 	}
 	switch {
 	case errors.Is(err, zk.ErrNoChildrenForEphemerals):
 		return res, fmt.Errorf("%w: %s cannot hold a lock queue", zkconn.ErrEphemeralParent, path)
-	case zkconn.IsConnectionLoss(err):
-		created = true // perhaps: the reply was lost, not the request
-		return res, err
 	case err != nil:
 		return res, err
 	}
 	created = true
 	res.Node = node
 	data, _, err := c.Get(ctx, node)
+	for again(ctx, c, err, &res.Reconnects) {
+		data, _, err = c.Get(ctx, node)
+	}
 	if err != nil {
 		return res, err
 	}
 	if !bytes.Equal(data, probeData) {
 		return res, fmt.Errorf("read %s: got %d bytes that are not what was written", node, len(data))
 	}
-	if err := c.Delete(ctx, node); err != nil {
+	err = c.Delete(ctx, node)
+	for again(ctx, c, err, &res.Reconnects) {
+		if err = c.Delete(ctx, node); errors.Is(err, zk.ErrNoNode) {
+			err = nil // the delete that lost its reply did happen
+		}
+	}
+	if err != nil {
 		return res, err
 	}
 	created = false

@@ -90,6 +90,11 @@ func (k Kind) Read(name string) ([]byte, error) {
 		return nil, k.fail(name, err)
 	}
 	defer f.Close()
+	return k.read(f, name)
+}
+
+// read reads the open file f, named name, as Read does.
+func (k Kind) read(f *os.File, name string) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, k.fail(name, err)

@@ -19,12 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zklock/zklock/internal/files"
 )
@@ -33,7 +33,7 @@ import (
 // gets a series for every one of them, at 0 until it happens, so that a
 // rate over the first failure is not lost to a series that appeared with
 // it.
-var Outcomes = []string{"success", "failure", "busy", "skipped", "superseded", "lost", "revoked", "timeout", "interrupted", "error"}
+var Outcomes = []string{"success", "failure", "busy", "skipped", "superseded", "lost", "possible_overlap", "revoked", "timeout", "interrupted", "error"}
 
 // Run is what one run or tryrun did.
 type Run struct {
@@ -67,30 +67,34 @@ var (
 	families    = []family{lastRun, lastSuccess, lastExit, lastWait, lastHold, runsTotal}
 )
 
-// lockWait bounds waiting for the sidecar's lock: runs that end together
-// hold it a millisecond each, so only a stuck writer makes it run out.
+// lockWait bounds waiting for the sidecar's lock while no other run
+// replaces the file: runs that end together hold it a few milliseconds
+// each, so only a stuck writer makes it run out.
 const lockWait = 5 * time.Second
 
-// Record adds r to the file at name, creating it if need be.
+// Record adds r to the file at name, creating it if need be; where it
+// may be written is place_unix.go's to say.
 func Record(name string, r Run) error {
 	if len(r.Paths) == 0 {
 		return errors.New("no lock path to label the series with")
 	}
-	name, err := followLinks(name)
+	p, err := locate(name)
 	if err != nil {
 		return err
 	}
-	unlock, err := lockSidecar(name)
+	defer p.close()
+	unlock, err := p.lockSidecar()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	s, err := read(name)
+	s, err := p.read()
 	if err != nil {
 		return err
 	}
 	s.add(r)
-	return s.write(name)
+	s.trim(maxPaths)
+	return p.write(s.text())
 }
 
 // series holds every sample of the file: the value of each series by
@@ -109,10 +113,77 @@ func (s series) set(f family, l labels, v float64) {
 
 // pathLabel is a lock path as a label value. The text format's label
 // values are UTF-8, and one that is not makes the collector reject the
-// whole file: a path that is not (a run refused for it is counted too)
-// has U+FFFD in place of each bad byte, and so has one read back from a
-// file written before.
-func pathLabel(p string) string { return strings.ToValidUTF8(p, "\uFFFD") }
+// whole file. Runs refused for such a path record nothing, but a path
+// that is not UTF-8 is still written without loss, so that two such paths
+// never share a label: each byte that is not UTF-8 becomes U+FFFD and
+// "x" and its two hex digits, and a U+FFFD of the path becomes U+FFFD and
+// "u". ZooKeeper refuses U+FFFD in a path, so the label of a path it
+// takes is the path itself.
+func pathLabel(p string) string {
+	if utf8.ValidString(p) && !strings.ContainsRune(p, utf8.RuneError) {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); {
+		r, n := utf8.DecodeRuneInString(p[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\uFFFDx%02x", p[i])
+		case r == utf8.RuneError:
+			b.WriteString("\uFFFDu")
+		default:
+			b.WriteString(p[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// maxPaths caps the lock paths the file keeps series for: at about
+// 1.5 KiB each, some 7 MiB, well below what files.Metrics reads. Past it,
+// the paths whose job ran longest ago go (docs/guide/metrics.md).
+const maxPaths = 5000
+
+// trim drops the series of the paths whose last run is oldest until at
+// most max paths remain. A path that only ever was a job's second or
+// later lock path has no last run of its own and goes first.
+func (s series) trim(max int) {
+	last := map[string]float64{}
+	for _, f := range families {
+		for l := range s[f.name] {
+			if _, ok := last[l.path]; !ok {
+				last[l.path] = -1
+			}
+		}
+	}
+	if len(last) <= max {
+		return
+	}
+	for l, v := range s[lastRun.name] {
+		last[l.path] = v
+	}
+	paths := make([]string, 0, len(last))
+	for p := range last {
+		paths = append(paths, p)
+	}
+	sort.Slice(paths, func(i, j int) bool {
+		if last[paths[i]] != last[paths[j]] {
+			return last[paths[i]] < last[paths[j]]
+		}
+		return paths[i] < paths[j]
+	})
+	drop := map[string]bool{}
+	for _, p := range paths[:len(paths)-max] {
+		drop[p] = true
+	}
+	for _, f := range families {
+		for l := range s[f.name] {
+			if drop[l.path] {
+				delete(s[f.name], l)
+			}
+		}
+	}
+}
 
 func (s series) add(r Run) {
 	job := pathLabel(r.Paths[0])
@@ -148,15 +219,20 @@ func seconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
 // zklock's, and rewritten whole). It is read as every file zklock is
 // given: a FIFO or a device named *.prom is refused, not waited on or
 // read forever.
-func read(name string) (series, error) {
-	s := series{}
-	data, err := files.Metrics.Read(name)
+func (p *place) read() (series, error) {
+	data, err := files.Metrics.ReadAt(p.dir, p.base, filepath.Join(p.dirName(), p.base))
 	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
+		return series{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	return parse(data)
+}
+
+// parse reads the series of a file's content.
+func parse(data []byte) (series, error) {
+	s := series{}
 	known := map[string]family{}
 	for _, f := range families {
 		known[f.name] = f
@@ -166,7 +242,11 @@ func read(name string) (series, error) {
 	for sc.Scan() {
 		name, l, v, ok := parseSample(sc.Text())
 		if f, known := known[name]; ok && known {
-			l.path = pathLabel(l.path)
+			// A label read back is a label already, unless an older
+			// zklock wrote it as bytes that are not UTF-8.
+			if !utf8.ValidString(l.path) {
+				l.path = pathLabel(l.path)
+			}
 			s.set(f, l, v)
 		}
 	}
@@ -260,71 +340,4 @@ func (s series) text() []byte {
 		}
 	}
 	return b.Bytes()
-}
-
-// write replaces the file at name: a temporary file in the same directory
-// (so the rename stays within one file system, where it is atomic), named
-// so that the collector, which reads *.prom files only, never reads it.
-func (s series) write(name string) error {
-	dir, base := filepath.Split(name)
-	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a failure; renamed away otherwise
-	_, err = tmp.Write(s.text())
-	if err == nil {
-		// node_exporter runs as its own user: the file is for everyone to
-		// read, as a file written by a shell with umask 022 would be.
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
-}
-
-// maxLinks bounds following links, as the kernel's ELOOP does.
-const maxLinks = 40
-
-// followLinks is the file that name leads to through symbolic links, even
-// one that does not exist yet. The rename that replaces the file must
-// replace that one: renamed over a link, it would replace the link, and
-// the file it pointed to, the one the collector reads through it, would
-// never change again. The sidecar is then beside that file too, so runs
-// naming the link and runs naming the file take turns on one lock.
-func followLinks(name string) (string, error) {
-	for range maxLinks {
-		fi, err := os.Lstat(name)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return name, nil
-		case err != nil:
-			return "", err
-		case fi.Mode().IsRegular():
-			return name, nil
-		case fi.Mode()&fs.ModeSymlink == 0:
-			// A directory, a FIFO, a device: refused before a sidecar
-			// is made beside it (in /dev, for a link to /dev/zero).
-			return "", &files.Error{What: files.Metrics.What, Name: name, Problem: "is not a regular file"}
-		}
-		target, err := os.Readlink(name)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(name), target)
-		}
-		name = target
-	}
-	return "", fmt.Errorf("%s: more than %d symbolic links in a row", name, maxLinks)
-}
-
-// sidecar is the lock file beside name: hidden, and not *.prom.
-func sidecar(name string) string {
-	dir, base := filepath.Split(name)
-	return filepath.Join(dir, "."+base+".lock")
 }

@@ -3,7 +3,6 @@ package promfile
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,11 +10,17 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/zklock/zklock/internal/files"
 )
 
 func value(t *testing.T, name string, f family, l labels) (float64, bool) {
 	t.Helper()
-	s, err := read(name)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,12 +207,12 @@ func TestRecordRefusesEndlessFiles(t *testing.T) {
 			t.Fatalf("%s: Record still reading after 5s", name)
 		}
 	}
-	if _, err := os.Lstat(sidecar(linked)); err == nil {
+	if _, err := os.Lstat(sidecarOf(linked)); err == nil {
 		t.Errorf("a sidecar was made beside %s, which was refused", linked)
 	}
 	// A FIFO in the sidecar's place: opened without waiting for a writer.
 	name := filepath.Join(t.TempDir(), "zklock.prom")
-	if err := syscall.Mkfifo(sidecar(name), 0o644); err != nil {
+	if err := syscall.Mkfifo(sidecarOf(name), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -215,49 +220,32 @@ func TestRecordRefusesEndlessFiles(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		if w, err := os.OpenFile(sidecar(name), os.O_WRONLY, 0); err == nil {
+		if w, err := os.OpenFile(sidecarOf(name), os.O_WRONLY, 0); err == nil {
 			w.Close()
 		}
 		t.Fatal("Record still opening a FIFO sidecar after 5s")
 	}
 }
 
-// TestRecordThroughLink: a metrics file named through a symbolic link (a
-// file kept elsewhere, linked into the collector's directory) is updated
-// where the link points, and the link stays: replacing the link with a
-// file of its own would leave the collector reading a copy that no later
-// run updates, while runs naming the target count apart from runs
-// naming the link.
-func TestRecordThroughLink(t *testing.T) {
-	target := filepath.Join(t.TempDir(), "zklock.prom")
-	link := filepath.Join(t.TempDir(), "zklock.prom")
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{link, target, link} {
-		if err := Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("the link was replaced: %v, %v", fi.Mode(), err)
-	}
-	if got, _ := value(t, target, runsTotal, labels{"/a", "success"}); got != 3 {
-		t.Errorf("the target counts %v runs, want 3", got)
-	}
+// sidecarOf is the sidecar of the file name.
+func sidecarOf(name string) string {
+	dir, base := filepath.Split(name)
+	return filepath.Join(dir, "."+base+".lock")
 }
 
-// TestRecordInvalidUTF8: a run refused for a lock path that is not UTF-8
-// is still counted, under a label the text format can carry. Written as
-// given, that one line made node_exporter (and promtool) reject the whole
-// file, every job's series with it, and every later run wrote it back.
+// TestRecordInvalidUTF8: a path that is not UTF-8 is written under a
+// label the text format can carry, and without loss: two such paths keep
+// two labels, and neither is the label of a path ZooKeeper takes. Written
+// as given, one such line made node_exporter (and promtool) reject the
+// whole file; written with U+FFFD for each bad byte, /bad\xfe and
+// /bad\xff were counted as one.
 func TestRecordInvalidUTF8(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "zklock.prom")
-	// A file such a run left behind heals too.
+	// A file an older zklock left behind heals too.
 	if err := os.WriteFile(name, []byte("zklock_last_exit_code{path=\"/old\xfe\"} 64\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"/bad\xff", "/good", "/bad\xff"} {
+	for _, p := range []string{"/bad\xff", "/good", "/bad\xff", "/bad\xfe", "/bad\uFFFDxff"} {
 		if err := Record(name, Run{Paths: []string{p}, End: time.Now(), ExitCode: 64, Outcome: "error"}); err != nil {
 			t.Fatal(err)
 		}
@@ -269,52 +257,64 @@ func TestRecordInvalidUTF8(t *testing.T) {
 	if !utf8.Valid(data) {
 		t.Errorf("the file is not UTF-8:\n%s", data)
 	}
-	if got, _ := value(t, name, runsTotal, labels{"/bad\uFFFD", "error"}); got != 2 {
-		t.Errorf("the refused runs count %v, want 2", got)
+	for _, tc := range []struct {
+		path string
+		want float64
+	}{{"/bad\xff", 2}, {"/bad\xfe", 1}, {"/bad\uFFFDxff", 1}, {"/good", 1}} {
+		if got, _ := value(t, name, runsTotal, labels{pathLabel(tc.path), "error"}); got != tc.want {
+			t.Errorf("%q counts %v runs, want %v", tc.path, got, tc.want)
+		}
+	}
+	seen := map[string]string{}
+	for _, p := range []string{"/bad\xff", "/bad\xfe", "/bad\uFFFDxff", "/bad\uFFFD", "/bad\uFFFDu"} {
+		l := pathLabel(p)
+		if other, ok := seen[l]; ok {
+			t.Errorf("%q and %q share the label %q", p, other, l)
+		}
+		seen[l] = p
+	}
+	if got := pathLabel("/locks/ünïcode"); got != "/locks/ünïcode" {
+		t.Errorf("a UTF-8 path's label is %q", got)
 	}
 }
 
-// TestRecordOthersSidecar: the sidecar a run of another user left is
-// readable by everyone, and writable by its owner alone. flock(2) needs
-// only an open file, so a run of any user who may write the directory
-// records its metrics too, instead of a warning on every run for ever.
-// The run is the test binary again, as another user when the test runs
-// as root (whom no file mode stops).
-func TestRecordOthersSidecar(t *testing.T) {
-	if name := os.Getenv("ZKLOCK_PROMFILE_RECORD"); name != "" {
-		if err := Record(name, Run{Paths: []string{"/a"}, End: time.Now(), Outcome: "success"}); err != nil {
-			t.Fatal(err)
-		}
-		return
+// TestRecordCap: past maxPaths, the paths whose job ran longest ago lose
+// their series, and the file stays bounded, instead of refusing every job
+// once it reached the size files.Metrics reads.
+func TestRecordCap(t *testing.T) {
+	s := series{}
+	t0 := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		s.add(Run{Paths: []string{fmt.Sprintf("/job%d", i), fmt.Sprintf("/job%d/second", i)}, End: t0.Add(time.Duration(i) * time.Minute), Outcome: "success"})
 	}
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o777); err != nil {
-			t.Fatal(err)
+	s.trim(15)
+	kept := map[string]bool{}
+	for _, f := range families {
+		for l := range s[f.name] {
+			kept[l.path] = true
 		}
 	}
-	name := filepath.Join(dir, "zklock.prom")
-	if err := os.WriteFile(sidecar(name), nil, 0o444); err != nil {
-		t.Fatal(err)
+	if len(kept) != 15 {
+		t.Fatalf("%d paths kept, want 15: %v", len(kept), kept)
 	}
-	// A copy of the test binary that the other user may run.
-	bin := filepath.Join(dir, "promfile.test")
-	data, err := os.ReadFile(os.Args[0])
-	if err == nil {
-		err = os.WriteFile(bin, data, 0o755)
+	for i := range 10 {
+		if !kept[fmt.Sprintf("/job%d", i)] {
+			t.Errorf("/job%d was dropped before paths that never named a job", i)
+		}
 	}
-	if err != nil {
-		t.Fatal(err)
+	s.trim(5)
+	for i := range 10 {
+		if kept := s[lastRun.name][labels{path: fmt.Sprintf("/job%d", i)}] != 0; kept != (i >= 5) {
+			t.Errorf("/job%d kept %v after a trim to 5 paths", i, kept)
+		}
 	}
-	c := exec.Command(bin, "-test.run=^TestRecordOthersSidecar$")
-	c.Env = append(os.Environ(), "ZKLOCK_PROMFILE_RECORD="+name)
-	if os.Getuid() == 0 {
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	// A full file: the cap's worth of paths fits in what is read back.
+	big := series{}
+	for i := range maxPaths + 10 {
+		big.add(Run{Paths: []string{fmt.Sprintf("/locks/a-rather-long-name-for-a-job-%06d", i)}, End: t0.Add(time.Duration(i) * time.Second), Outcome: "success", Held: true})
 	}
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("the other user's run: %v\n%s", err, out)
-	}
-	if got, _ := value(t, name, runsTotal, labels{"/a", "success"}); got != 1 {
-		t.Errorf("%v runs counted, want 1", got)
+	big.trim(maxPaths)
+	if n := len(big.text()); int64(n) > files.Metrics.Max/2 {
+		t.Errorf("%d paths take %d bytes, over half of the %d read back", maxPaths, n, files.Metrics.Max)
 	}
 }

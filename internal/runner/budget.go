@@ -16,10 +16,11 @@ import "time"
 // tickTime while the leader's clock for the session runs out. So, from
 // QuorumHeard:
 //
-//	Deadline = T − Grace − Margin   SIGTERM to the command's process group
-//	Deadline + Grace = T − Margin   SIGKILL to whatever is left
-//	T                               earliest moment the leader can expire
-//	                                the session and the next waiter can start
+//	Deadline = T − Grace − Teardown − Margin   SIGTERM to the command's group
+//	Deadline + Grace = T − Teardown − Margin   SIGKILL to whatever is left
+//	T                                          earliest moment the leader can
+//	                                           expire the session and the
+//	                                           next waiter can start
 //
 // QuorumHeard trails real time by up to about 0.35·T on a healthy ensemble
 // (the session's keepalive syncs every T/20, and each sync certifies a
@@ -27,7 +28,7 @@ import "time"
 // line (zkconn's KeepQuorumHeard); in their first T/4 a sync can certify
 // no more than a ping, and the lag is up to T/4 + T/3 (go-zookeeper pings
 // every T/3), still short of the Deadline below. Grace is the user's --kill-grace capped at
-// T/5, so Deadline ≥ 0.7·T leaves at least 0.35·T of silence before the
+// T/5 less Teardown, so Deadline ≥ 0.7·T leaves at least 0.35·T of silence before the
 // command is disturbed: room for the keepalive to notice a silent server
 // and resume the session on another one. The keepalive waits for the
 // larger of T/10 and, on a slow link, 2·(SRTT + 4·RTTVAR) + 200ms of
@@ -38,14 +39,16 @@ import "time"
 // silent can no longer be left in time, and the deadline still stops the
 // command before T (the budget counts from QuorumHeard, never from the
 // keepalive's view). Margin is T/10, at least
-// 100ms: it covers timer and scheduling delay, SIGKILL delivery and the
-// kernel tearing the processes down, and the two machines' clocks running
-// at slightly different rates. The leader rounds expiry up to its next
+// 100ms: it covers timer and scheduling delay, SIGKILL delivery, and the
+// two machines' clocks running at slightly different rates. Teardown is
+// the time a SIGKILLed group takes to be gone, measured (killTeardown),
+// kept apart so that no T leaves less of it. The leader rounds expiry up to its next
 // tick, and a leader change restarts every session's clock, which only add
 // slack on the safe side.
 //
-// Example, T = 10s, --kill-grace 5s: Grace = 2s, Margin = 1s, SIGTERM 7s
-// after QuorumHeard, SIGKILL at 9s, expiry no earlier than 10s.
+// Example, T = 10s, --kill-grace 5s: Grace = 1.9s, Teardown = 100ms,
+// Margin = 1s, SIGTERM 7s after QuorumHeard, SIGKILL at 8.9s, expiry no
+// earlier than 10s.
 //
 // The watchdog (lockexec) enforces the same budget should zklock stop
 // running, Lead behind zklock: a zklock that runs on time stops the
@@ -55,18 +58,29 @@ import "time"
 // of the margin: with a grace, the watchdog's SIGTERM trails zklock's by
 // Lead = min(Grace/4, 250ms) and its SIGKILL is zklock's; with no grace
 // (--kill-grace 0: SIGKILL at once), zklock's deadline moves Lead =
-// min(Margin/4, 250ms) earlier, and the watchdog's SIGKILL is at T − Margin.
+// min(Margin/4, 250ms) earlier, and the watchdog's SIGKILL is at T − Teardown − Margin.
 type Budget struct {
 	Timeout  time.Duration // T, the session timeout in effect
 	Deadline time.Duration // time after QuorumHeard at which the lock counts as lost
 	Grace    time.Duration // SIGTERM → SIGKILL for a lost lock
-	Margin   time.Duration // left between the watchdog's SIGKILL and the earliest expiry
+	Teardown time.Duration // after the last SIGKILL, for the kernel to tear the group down
+	Margin   time.Duration // left beyond Teardown before the earliest expiry
 	Lead     time.Duration // by which zklock acts before its watchdog
 }
 
 // minMargin keeps a usable margin for the shortest session timeouts a
 // server allows (2 ticks: 4s by default, less on test servers).
 const minMargin = 100 * time.Millisecond
+
+// killTeardown is how long a SIGKILLed process group takes to be gone:
+// the kernel unmaps and frees every page of every member before the
+// leader can be reaped. Measured on a loaded 2-core host (the suite, its
+// servers and 16 CPU hogs beside it), a tree holding 10 MiB took 8 to
+// 86 ms from kill(2) to its leader reaped. It grows with the memory the
+// command holds: a tree of 1 GiB took 0.17 to 2.2 s on the same host, and
+// 4 GiB 5.9 to 7.7 s, which no fixed allowance of a session timeout
+// covers; such a kill is found late and reported (late.go).
+const killTeardown = 100 * time.Millisecond
 
 // watchdogLag bounds Lead: enough for a zklock delayed by a loaded
 // machine's scheduler, short beside any grace or margin.
@@ -75,8 +89,11 @@ const watchdogLag = 250 * time.Millisecond
 // NewBudget computes the budget for a negotiated timeout and the kill grace
 // the user asked for.
 func NewBudget(timeout, killGrace time.Duration) Budget {
-	b := Budget{Timeout: timeout, Grace: min(killGrace, timeout/5), Margin: max(timeout/10, minMargin)}
-	b.Deadline = timeout - b.Grace - b.Margin
+	b := Budget{Timeout: timeout, Teardown: killTeardown, Margin: max(timeout/10, minMargin)}
+	// The teardown comes out of the grace, not the deadline: the command
+	// is disturbed no sooner than before.
+	b.Grace = max(min(killGrace, timeout/5-b.Teardown), 0)
+	b.Deadline = timeout - b.Grace - b.Teardown - b.Margin
 	if b.Grace > 0 {
 		b.Lead = min(b.Grace/4, watchdogLag)
 	} else {
@@ -106,7 +123,8 @@ func (b Budget) WatchdogKill(quorumHeard time.Time) time.Time {
 	return stop
 }
 
-// Left is what zklock's SIGKILL leaves before the earliest expiry.
+// Left is what zklock's SIGKILL leaves before the earliest expiry: the
+// teardown and the margin, and the watchdog's lead without a grace.
 func (b Budget) Left() time.Duration { return b.Timeout - b.Deadline - b.Grace }
 
 // Kill: see Stop.

@@ -73,20 +73,21 @@ func (e *OnceHeldError) Error() string {
 }
 
 // RecentSuccessError means the command was not run: it last succeeded
-// under the lock less than Window ago, on the server's clock; or the
-// clocks that dated the success disagree (Doubt), and the run was skipped
-// so that the job runs at most once.
+// under the lock less than Window ago by the youngest age the clocks give
+// it. Doubt says how the clocks disagree, when they do: the run was
+// skipped until the youngest age passes the window, so that the job runs at
+// most once.
 type RecentSuccessError struct {
 	Last   success.Record
-	Age    time.Duration // on the server's clock, or the younger age in doubt
+	Age    time.Duration // the youngest age known (see recordAge)
 	Window time.Duration
 	Doubt  *ClockDoubt // nil when the clocks agree
 }
 
 func (e *RecentSuccessError) Error() string {
 	if e.Doubt != nil {
-		return fmt.Sprintf("not running %s: its last success is %s; skipped, as the younger age is within the window of %s",
-			e.Last.Path, e.Doubt, e.Window)
+		return fmt.Sprintf("not running %s: its last success is %s; skipped until every age passes the window of %s, in %s unless a clock steps again",
+			e.Last.Path, e.Doubt, e.Window, roundAge(e.Window-e.Age))
 	}
 	return fmt.Sprintf("%s last succeeded %s ago, within the window of %s", e.Last.Path, roundAge(e.Age), e.Window)
 }

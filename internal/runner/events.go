@@ -132,9 +132,11 @@ func (o *Options) reportOutcome(err error) {
 // warning about the loss is, before the supervisor stops the command: it
 // comes first, and it is out before Run returns. A loss that the watchdog
 // acted on first (zklock was stopped or starved) is named for it (see
-// watchdogFirst), in the event and for the supervisor. The goroutine ends
-// with the first report or with ctx.
-func (o *Options) reportLoss(ctx context.Context, c *zkconn.Client, lost <-chan error, wd *lockexec.Watchdog) <-chan error {
+// watchdogFirst), in the event and for the supervisor. The probe looks
+// at the command before the loss is passed on, that is before zklock's
+// own kill (late.go). The goroutine ends with the first report or with
+// ctx.
+func (o *Options) reportLoss(ctx context.Context, c *zkconn.Client, lost <-chan error, wd *lockexec.Watchdog, probe *lateProbe) <-chan error {
 	if lost == nil {
 		return nil
 	}
@@ -142,6 +144,7 @@ func (o *Options) reportLoss(ctx context.Context, c *zkconn.Client, lost <-chan 
 	go func() {
 		select {
 		case err := <-lost:
+			probe.look() // before the kill it leads to (late.go)
 			err = watchdogFirst(err, wd)
 			if o.Events != nil {
 				lockexec.WithoutSIGTTOU(func() { o.lostOnce(c, err) })

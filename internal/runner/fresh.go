@@ -22,15 +22,15 @@ import (
 // Before it joins the queue, a --once-per run reads the success record
 // with a watch on it, and if there is one, reads the ensemble's clock
 // with one write that joins nothing (zkconn.Stamp), and judges the
-// record's age by the rule of clocks.go. A fresh success (or a doubt)
-// skips the run with no node created. Otherwise it joins, and the watch
-// stays: a write to the record while it waits is a success recorded
-// after the watch was asked for, so younger than the time since then on
-// this process's own monotonic clock, with no clock of another machine
-// involved. If that is within the window, the run leaves the queue (75)
-// at once. Every waiter of the job watches the record, so a success wakes
-// them all: that is the point, and it is bounded (one event per waiter per
-// success, each answered by a read and the close of its session), while
+// record's age by the rule of clocks.go. A fresh success skips the run
+// with no node created. Otherwise it joins, and the watch stays: a write
+// to the record while it waits is a success recorded after the watch was
+// asked for, so younger than the time since then on this process's own
+// monotonic clock, with no clock of another machine involved. If that is
+// within the window, the run leaves the queue (75) at once. Every waiter
+// of the job watches the record, so a success wakes them all: that is the
+// point, and it is bounded (one event per waiter per success, each
+// answered by a read and the close of its session), while
 // the lock path itself stays herd-free. The check made once the lock is
 // held (checkOnce) still decides for those that get there.
 
@@ -44,8 +44,8 @@ type freshWatch struct {
 }
 
 // watchSuccess reads the success record at path with a watch before the
-// run joins the queue. A fresh success, or one whose age the clocks leave
-// in doubt, is a *ConflictError with a *RecentSuccessError, and nothing
+// run joins the queue. A fresh success, by the youngest age the clocks
+// give it, is a *ConflictError with a *RecentSuccessError, and nothing
 // was created. Otherwise it returns the watch, to be kept while waiting.
 func (o *Options) watchSuccess(ctx context.Context, c *zkconn.Client, path string) (*freshWatch, error) {
 	f := &freshWatch{o: o, c: c, path: path}
@@ -68,7 +68,7 @@ func (o *Options) watchSuccess(ctx context.Context, c *zkconn.Client, path strin
 		return f, nil
 	}
 	age, doubt := recordAge(rec, lock.Modified(stamp), time.Now())
-	if doubt != nil || age < o.OncePer {
+	if age < o.OncePer {
 		if doubt == nil { // else the error says it all
 			o.logf("%s; not joining the queue", o.skipLine(rec, age))
 		}

@@ -206,11 +206,11 @@ func TestGuardLeadsWatchdogWithoutGrace(t *testing.T) {
 	r := startGuard(t, zkconn.Contact{QuorumHeard: t0, Timeout: T, Granted: T}, 0)
 	b := NewBudget(T, 0)
 	got := r.ren.next(t)
-	if want := t0.Add(T - b.Margin); !got[0].Equal(want) || !got[1].Equal(want) {
+	if want := t0.Add(T - b.Teardown - b.Margin); !got[0].Equal(want) || !got[1].Equal(want) {
 		t.Fatalf("watchdog renewed with %v, want SIGTERM and SIGKILL at %v", got, want)
 	}
-	if d := r.armed(t); d != b.Deadline || d >= T-b.Margin {
-		t.Fatalf("timer armed for %s, want %s, before the watchdog's %s", d, b.Deadline, T-b.Margin)
+	if d := r.armed(t); d != b.Deadline || d >= T-b.Teardown-b.Margin {
+		t.Fatalf("timer armed for %s, want %s, before the watchdog's %s", d, b.Deadline, T-b.Teardown-b.Margin)
 	}
 	r.clock.set(b.Stop(t0))
 	r.clock.ring()

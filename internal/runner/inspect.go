@@ -27,7 +27,10 @@ type InspectOptions struct {
 	// Live says whether the queues are read once or shown again at every
 	// change, until ctx ends, and how.
 	Live Live
-	Out  io.Writer
+	// ScreenSize is the terminal's size, read at each frame of a Screen
+	// view, which is fitted to it; nil, or a size of zero, fits nothing.
+	ScreenSize func() view.Screen
+	Out        io.Writer
 	// Warnf prints warnings; it may be nil.
 	Warnf func(format string, args ...any)
 }

@@ -8,7 +8,7 @@ import (
 
 // marksEnv names a file to which a run appends one line per phase: the
 // phase, a tab, and the wall clock in Unix nanoseconds. The benchmark
-// driver (internal/bench) times zklock's phases by these lines rather than
+// driver (internal/testkit/bench) times zklock's phases by these lines rather than
 // by the wording of -v. It is not a user interface: neither --help nor the
 // documentation mentions it.
 const marksEnv = "ZKLOCK_BENCH_MARKS"

@@ -16,12 +16,12 @@ import (
 const recordTimeout = 5 * time.Second
 
 // checkOnce decides, once the locks are held, whether the command may run
-// under OncePer. The record lives at successPath. The times compared are
-// the server's: the record's mtime, and the mtime of a write to our own
-// node made now, so hosts whose clocks disagree decide alike; when the two
-// were dated by different leaders, whose clocks may disagree, the host
-// clocks check them (recordAge, clocks.go). In doubt the command does not
-// run. It returns the lease at which to record a success.
+// under OncePer. The record lives at successPath. Its age is the youngest
+// of the servers' (the record's mtime against the mtime of a write to our
+// own node made now, so hosts whose clocks disagree decide alike) and the
+// writer's (the clock of the host that wrote it): see recordAge,
+// clocks.go. The command runs once that age has passed the window. It
+// returns the lease at which to record a success.
 func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me owner.Owner) (*lock.Lease, error) {
 	p := successPath(o.Paths)
 	for _, in := range h.inherited {
@@ -47,13 +47,13 @@ func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me ow
 		return nil, err
 	}
 	age, doubt := recordAge(last, now, time.Now())
-	if doubt != nil || age < o.OncePer {
+	if age < o.OncePer {
 		if doubt == nil { // else the error says it all
 			o.logf("%s", o.skipLine(last, age))
 		}
 		return nil, &ConflictError{Err: &RecentSuccessError{Last: last, Age: age, Window: o.OncePer, Doubt: doubt}, Code: o.ConflictCode}
 	}
-	o.logf("%s last succeeded %s ago (at %s, server time), before the window of %s; running", p, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
+	o.logf("%s", o.runLine(last, age, doubt))
 	return l, nil
 }
 
@@ -68,6 +68,16 @@ func (o *Options) skipLine(last success.Record, age time.Duration) string {
 		last.Path, roundAge(age), last.At.Format(time.RFC3339), where, o.OncePer)
 }
 
+// runLine says, for -v, why a run goes ahead: its last success is older
+// than the window by every clock.
+func (o *Options) runLine(last success.Record, age time.Duration, doubt *ClockDoubt) string {
+	if doubt != nil {
+		return fmt.Sprintf("%s: its last success is %s; running, as both ages have passed the window of %s", last.Path, doubt, o.OncePer)
+	}
+	return fmt.Sprintf("%s last succeeded %s ago (at %s, server time), before the window of %s; running",
+		last.Path, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
+}
+
 // successPath is the path whose success record a job holding paths keeps:
 // the first in canonical order, which the job's ZKLOCK_PATH names too.
 func successPath(paths []string) string { return canonical(paths)[0] }
@@ -79,7 +89,7 @@ func successPath(paths []string) string { return canonical(paths)[0] }
 func (o *Options) recordSuccess(c *zkconn.Client, l *lock.Lease, me owner.Owner) {
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	at, err := success.Write(ctx, c, l.Path, me)
+	at, err := success.Write(ctx, c, l.Path, me, time.Now())
 	if err != nil {
 		o.warnf("could not record the success at %s: %v", l.Path, err)
 		return

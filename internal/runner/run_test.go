@@ -15,8 +15,8 @@ import (
 
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/internal/testkit/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )

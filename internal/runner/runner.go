@@ -25,11 +25,6 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
-// releaseTimeout bounds waiting for a dropped connection to come back so
-// that the session close can release the locks; past it the nodes go when
-// the session expires.
-const releaseTimeout = 5 * time.Second
-
 // Options describe one run or tryrun.
 type Options struct {
 	Conn zkconn.Options
@@ -112,7 +107,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	o.Paths = canonical(o.Paths)
 	o.marks = openMarks()
 	defer o.marks.close()
-	o.wd = &lazyWatchdog{warnf: o.warnf, ready: make(chan struct{})}
+	o.wd = newLazyWatchdog(o.warnf)
 	defer o.wd.retire()
 
 	me := owner.New(o.Version, o.Argv, o.Mode)
@@ -161,10 +156,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	wd := o.wd.wait()
 	lost, revoked := o.guard(runCtx, client, h, wd)
 	o.lost = new(sync.Once)
-	lost = o.reportLoss(runCtx, client, lost, wd)
+	probe := newLateProbe(client, lockexec.GroupAlive)
+	lost = o.reportLoss(runCtx, client, lost, wd, probe)
 	settled := o.settleAfter(settleDelay, leases, acquired)
 	defer settled.stop()
 	o.marks.mark("command")
+	stopProbe := probe.watch()
 	err = lockexec.Supervise(runCtx, lockexec.Spec{
 		Argv:          o.Argv,
 		Path:          cmdPath,
@@ -179,9 +176,14 @@ func Run(ctx context.Context, o Options) (err error) {
 		MaxRuntime:    o.MaxRuntime,
 		Watchdog:      wd,
 		Warn:          func(s string) { o.warnf("%s", s) },
-		Started:       func(pid int) { o.emit(Started{PID: pid}) },
+		Started: func(pid int) {
+			probe.started(pid)
+			o.emit(Started{PID: pid})
+		},
 	})
+	seen := stopProbe()
 	o.reportLostBy(client, err)
+	err = o.reportLate(err, seen)
 	if err == nil && once != nil {
 		o.recordSuccess(client, once, me)
 	}
@@ -292,12 +294,23 @@ func catchSignals() chan os.Signal {
 // death closes the pipe under it whether or not it has begun to read, and
 // the deadlines that the guard sends before the command starts are waiting
 // in the pipe when it does.
+//
+// Once started, the watchdog is watched: if it ends while zklock still
+// counts on it (an operator killed it), zklock says so at once, for from
+// then on a frozen or killed zklock leaves the command running past the
+// session's expiry.
 type lazyWatchdog struct {
 	warnf   func(string, ...any)
 	once    sync.Once
 	started atomic.Bool
 	ready   chan struct{} // closed once the start has succeeded or failed
 	wd      *lockexec.Watchdog
+	quit    chan struct{} // closed by retire: stop watching
+	watched chan struct{} // closed when the watching goroutine has ended
+}
+
+func newLazyWatchdog(warnf func(string, ...any)) *lazyWatchdog {
+	return &lazyWatchdog{warnf: warnf, ready: make(chan struct{}), quit: make(chan struct{}), watched: make(chan struct{})}
 }
 
 // start starts the watchdog in the background, once; a failure is a
@@ -310,9 +323,28 @@ func (w *lazyWatchdog) start() {
 			var err error
 			if w.wd, err = lockexec.StartWatchdog(); err != nil {
 				w.warnf("%v", err)
+				close(w.watched)
+				return
 			}
+			go w.watch(w.wd)
 		}()
 	})
+}
+
+// watch warns once if the watchdog ends before retire.
+func (w *lazyWatchdog) watch(wd *lockexec.Watchdog) {
+	defer close(w.watched)
+	select {
+	case <-wd.Gone():
+		var werr *lockexec.WatchdogError
+		if errors.As(wd.Err(), &werr) {
+			// The command may own the terminal: see lockexec.WithoutSIGTTOU.
+			lockexec.WithoutSIGTTOU(func() {
+				w.warnf("the watchdog (pid %d) has ended: if zklock is now stopped or killed, the command runs on after its session expires", werr.Pid)
+			})
+		}
+	case <-w.quit:
+	}
 }
 
 // wait starts the watchdog if nothing has, and returns it once it runs;
@@ -327,6 +359,8 @@ func (w *lazyWatchdog) wait() *lockexec.Watchdog {
 func (w *lazyWatchdog) retire() {
 	if w.started.Load() {
 		w.wait().Retire() // nil-safe: a watchdog that failed to start is nil
+		close(w.quit)
+		<-w.watched
 	}
 }
 
@@ -441,8 +475,10 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 // deletes all of the session's nodes in one transaction, so one round trip
 // gives back all the locks at once (no lock is ever held without the ones
 // taken before it, as releasing in reverse order would also ensure). If the
-// connection is down, finish first waits (bounded) for it: the close must
-// reach the server.
+// connection is down, finish first waits for it: the close must reach the
+// server. Both waits last as long as the session may (ReleaseDeadline),
+// not a fixed time: on a loaded machine a server may be slow to come back
+// or to answer, and a release that happened must not be warned about.
 func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 	if len(held) == 0 {
 		c.Close()
@@ -453,9 +489,15 @@ func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
 		paths = append(paths, l.Path)
 	}
 	what := strings.Join(paths, " ")
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), c.ReleaseDeadline())
 	defer cancel()
-	if err := c.WaitSession(ctx); err != nil && zkconn.IsSessionLoss(err) {
+	switch err := c.WaitSession(ctx); {
+	case err == nil:
+		// A reconnect moved the session's life on: the close gets it
+		// whole.
+		ctx, cancel = context.WithDeadline(context.Background(), c.ReleaseDeadline())
+		defer cancel()
+	case zkconn.IsSessionLoss(err):
 		// Expired: the server has deleted the nodes already.
 		c.Close()
 		o.reportRelease(paths, true, "the session had expired")
@@ -608,9 +650,13 @@ func (o *Options) redial(ctx context.Context, wait lock.Wait) (*zkconn.Client, e
 	return o.dial(ctx)
 }
 
-// dial opens a session and says so with -v.
+// dial opens a session and says so with -v. The session follows the
+// ensemble's membership: a holder or a waiter may outlive every server
+// its connect string names (zkconn/follow.go).
 func (o *Options) dial(ctx context.Context) (*zkconn.Client, error) {
-	client, err := zkconn.Dial(ctx, o.Conn)
+	conn := o.Conn
+	conn.FollowEnsemble = true
+	client, err := zkconn.Dial(ctx, conn)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import "time"
 // # The smallest safe session timeout
 //
 // The budget (budget.go) stops the command when the quorum has not
-// confirmed the session for Deadline = T − Grace − Margin. A holder whose
+// confirmed the session for Deadline = T − Grace − Teardown − Margin. A holder whose
 // session is alive must never get there, and the longest such silence
 // comes with a leader election: the old leader is gone, the servers refuse
 // connections until a new one serves, and the session resumes (a new

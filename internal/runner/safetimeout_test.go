@@ -65,7 +65,7 @@ func TestSafeTimeout(t *testing.T) {
 func TestLinkTimeout(t *testing.T) {
 	grace := lockexec.DefaultKillGrace
 	for _, c := range []timeoutCase{
-		{time.Millisecond, false, 300 * time.Millisecond},
+		{time.Millisecond, false, 400 * time.Millisecond},
 		{150 * time.Millisecond, false, 2100 * time.Millisecond},
 		{300 * time.Millisecond, false, 4100 * time.Millisecond},
 		{400 * time.Millisecond, false, 5400 * time.Millisecond},

@@ -9,18 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
-	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Env is the variable through which systemd names its socket.
 const Env = "NOTIFY_SOCKET"
 
-// sendTimeout bounds one send: a datagram socket whose reader stopped
-// reading fills up, and a notification is never worth blocking zklock.
-const sendTimeout = time.Second
+// ErrFull means the socket's queue was full, and the datagram was
+// dropped: a datagram socket whose reader stopped reading fills up, and a
+// notification is never worth making zklock wait, not even a second.
+var ErrFull = errors.New("the socket's queue is full")
 
 // ErrBadSocket means NOTIFY_SOCKET names neither a path nor an abstract
 // socket.
@@ -63,7 +64,7 @@ func (c *Conn) Send(lines ...string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := c.write(b.String())
-	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+	if err == nil || errors.Is(err, ErrFull) {
 		return err
 	}
 	// The socket was bound anew at its name (its manager restarted), and
@@ -79,12 +80,24 @@ func (c *Conn) Send(lines ...string) error {
 	return c.write(b.String())
 }
 
+// write sends msg without waiting: a full queue is ErrFull at once.
 func (c *Conn) write(msg string) error {
-	if err := c.c.SetWriteDeadline(time.Now().Add(sendTimeout)); err != nil {
+	raw, err := c.c.SyscallConn()
+	if err != nil {
 		return err
 	}
-	_, err := c.c.Write([]byte(msg))
-	return err
+	var serr error
+	err = raw.Write(func(fd uintptr) bool {
+		serr = unix.Sendto(int(fd), []byte(msg), unix.MSG_DONTWAIT, nil)
+		return true // never wait for the socket to take it
+	})
+	if err != nil {
+		return err
+	}
+	if errors.Is(serr, unix.EAGAIN) || errors.Is(serr, unix.ENOBUFS) {
+		return ErrFull
+	}
+	return serr
 }
 
 // Close closes the socket.

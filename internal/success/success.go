@@ -137,12 +137,15 @@ func Forget(ctx context.Context, c *zkconn.Client, path string) (s Record, ok bo
 
 // Write writes the success record at path, created on its first
 // success, and returns the server's time of the write. Call it while the
-// lock is held, so that the next holder sees it. The record carries this
-// host's clock at the write (Owner.Written), which a later run compares
-// with the server's dates when they come from different leaders.
-func Write(ctx context.Context, c *zkconn.Client, path string, o owner.Owner) (time.Time, error) {
+// lock is held, so that the next holder sees it. The record carries
+// hostNow, this host's clock read just before the write (Owner.Written):
+// a later run compares it with the record's date on the server's clock,
+// so that a clock that stepped or servers that disagree keep the record
+// young rather than old (see runner's recordAge). A test passes a skewed
+// hostNow to stand for a writer whose clock is off.
+func Write(ctx context.Context, c *zkconn.Client, path string, o owner.Owner, hostNow time.Time) (time.Time, error) {
 	node := zkconn.Join(path, NodeName)
-	o.Written = time.Now().UTC().Truncate(time.Millisecond)
+	o.Written = hostNow.UTC().Truncate(time.Millisecond)
 	data := o.Encode()
 	for {
 		st, err := c.SetVersion(ctx, node, data, -1)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -53,7 +53,7 @@ func TestForget(t *testing.T) {
 		o.Host = host
 		return o
 	}
-	if _, err := Write(ctx, c, path, record("first")); err != nil {
+	if _, err := Write(ctx, c, path, record("first"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	rewrites := 0
@@ -61,7 +61,7 @@ func TestForget(t *testing.T) {
 		// The first read sees the first record; a newer success lands
 		// before the delete, which must then delete that one instead.
 		if rewrites++; rewrites == 1 {
-			if _, err := Write(ctx, c, path, record("second")); err != nil {
+			if _, err := Write(ctx, c, path, record("second"), time.Now()); err != nil {
 				t.Error(err)
 			}
 		}

@@ -1,9 +1,11 @@
 package view
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/lock"
 )
@@ -44,9 +46,18 @@ func who(c lock.Contender, d owner.NodeData) string {
 // DescribeEntry is Describe for an entry of a queue.
 func DescribeEntry(e lock.Entry) string { return Describe(e.Contender, owner.Decode(e.Data)) }
 
-// Busy says that a lock is busy and who holds it.
+// Busy says that a lock is busy and who holds it. A holder whose data
+// could not be read is named by its node alone: its flavor comes from the
+// node's name, which zklock's own nodes share with Curator's, so calling
+// it a Curator client would be a guess, and often a wrong one.
 func Busy(e *lock.BusyError) string {
 	who := Describe(e.Holder, owner.Decode(e.Data))
+	switch {
+	case errors.Is(e.Unread, zk.ErrNoNode):
+		who = fmt.Sprintf("node %s, which left as it was read: the lock is changing hands fast", CutLong(e.Holder.Name))
+	case e.Unread != nil:
+		who = fmt.Sprintf("node %s (its data could not be read: %v)", CutLong(e.Holder.Name), e.Unread)
+	}
 	if e.Limit > 0 {
 		return fmt.Sprintf("%s is busy: all %d leases are taken, the first by %s", e.Path, e.Limit, who)
 	}

@@ -2,6 +2,8 @@ package view
 
 import (
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
@@ -41,5 +43,23 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := HeldBy("/locks/a", nil); got != "" {
 		t.Errorf("HeldBy with no holders = %q, want \"\"", got)
+	}
+}
+
+// TestBusyUnread: a holder whose data was never read is named by its node
+// alone. A zklock node's name is Curator's, so naming its flavor would
+// call a zklock holder a "curator client".
+func TestBusyUnread(t *testing.T) {
+	zklockNode := entries()[0].Contender
+	for _, tc := range []struct {
+		unread error
+		want   string
+	}{
+		{zk.ErrNoNode, "/locks/a is busy: held by node " + zklockNode.Name + ", which left as it was read: the lock is changing hands fast"},
+		{zk.ErrConnectionClosed, "/locks/a is busy: held by node " + zklockNode.Name + " (its data could not be read: zk: connection closed)"},
+	} {
+		if got := Busy(&lock.BusyError{Path: "/locks/a", Holder: zklockNode, Unread: tc.unread}); got != tc.want {
+			t.Errorf("Busy = %q, want %q", got, tc.want)
+		}
 	}
 }

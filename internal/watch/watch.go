@@ -37,6 +37,10 @@ type Options struct {
 	// then with each one whose content or connection differs from the
 	// one before. An error from it ends Run.
 	Show func(Snapshot) error
+	// Pace is the least time between two calls of Show: changes that
+	// come sooner are read once it has passed, together, and shown as
+	// one snapshot. Zero shows each change as it is read.
+	Pace time.Duration
 }
 
 // Snapshot is what the watch shows at one moment.
@@ -105,6 +109,8 @@ type watcher struct {
 	o     Options
 	last  Snapshot
 	shown bool
+	// shownAt is when Show was called last.
+	shownAt time.Time
 
 	mu sync.Mutex
 	// armed are the watches set on the server and not yet fired, by
@@ -162,6 +168,30 @@ func (w *watcher) follow(ctx context.Context, c *zkconn.Client) error {
 		case <-flip:
 		case <-w.wake:
 		}
+		if err := w.wait(ctx, c); err != nil {
+			return err
+		}
+	}
+}
+
+// wait waits out the pace since the last snapshot shown, so that a burst
+// of changes is read and shown once: a queue of a thousand changing
+// several times a second would otherwise print a line of a quarter of a
+// megabyte at each change.
+func (w *watcher) wait(ctx context.Context, c *zkconn.Client) error {
+	left := w.o.Pace - time.Since(w.shownAt)
+	if w.o.Pace <= 0 || left <= 0 {
+		return nil
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.Lost():
+		return c.LostErr()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -176,7 +206,7 @@ func (w *watcher) show(s Snapshot, down time.Time) error {
 	if same && s.Down.Equal(w.last.Down) {
 		return nil
 	}
-	w.last, w.shown = s, true
+	w.last, w.shown, w.shownAt = s, true, time.Now()
 	return w.o.Show(s)
 }
 

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/testkit/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 	"github.com/zklock/zklock/internal/tree"
-	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/internal/zktest/shared"
 	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )

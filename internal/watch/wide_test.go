@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/zktest"
-	"github.com/zklock/zklock/internal/zktest/shared"
+	"github.com/zklock/zklock/internal/testkit/zktest"
+	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 )
 
 // TestWideTreeReadOnce: a watch of a node with thousands of lock paths

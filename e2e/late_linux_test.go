@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/testkit/zktest"
+)
+
+// childrenOf lists the pids whose parent is pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	names, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, n := range names {
+		child, err := strconv.Atoi(n.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", n.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// TestLateKillReported: a holder whose zklock and watchdog are both
+// stopped (SIGSTOP, as a starved host stops them in effect) past the
+// expiry of its session finds, once continued, that its command ran on
+// after the server could have given the lock away. It must report a
+// possible overlap, with the lateness measured, and never a clean loss:
+// the warning line in text, the possible_overlap event and outcome under
+// JSON, and exit 76 in both. The lateness it reports is at least the time
+// from the test seeing the node gone (the session expired) to the
+// continue.
+func TestLateKillReported(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			dir, path := t.TempDir(), lockPath(t)
+			conn := rawZK(t)
+			c := zklock(t, "run", "--log-format", format, "--session-timeout", "2s", "--path", path,
+				"--", "sh", "-c", `echo $$ > "$1/pid"; touch "$1/started"; while :; do sleep 0.05; done`, "sh", dir)
+			stderr := &syncBuffer{}
+			c.Stderr = stderr
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Process.Kill() })
+			zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
+			command := readPid(t, filepath.Join(dir, "pid"))
+			var stopped []int
+			for _, pid := range childrenOf(t, c.Process.Pid) {
+				if pid != command {
+					stopped = append(stopped, pid) // the watchdog
+				}
+			}
+			if len(stopped) == 0 {
+				t.Fatalf("no watchdog among zklock's children")
+			}
+			stopped = append(stopped, c.Process.Pid)
+			for _, pid := range stopped {
+				if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+			}
+			zktest.Eventually(t, 30*time.Second, "the session to expire", func() bool { return queueLen(conn, path) == 0 })
+			expired := time.Now()
+			if !zktest.ProcessAlive(command) {
+				t.Fatal("the command died while zklock and its watchdog were stopped")
+			}
+			// Resume zklock only: its watchdog stays stopped, so the kill
+			// is zklock's, after its own look.
+			continued := time.Now()
+			if err := c.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			floor := continued.Sub(expired)
+			if code := zktest.ExitCodeT(t, c.Wait()); code != 76 {
+				t.Fatalf("exit %d, want 76: %s", code, stderr.String())
+			}
+			if zktest.ProcessAlive(command) {
+				t.Errorf("the command %d outlived zklock", command)
+			}
+			out := stderr.String()
+			if format == "text" {
+				if !strings.Contains(out, "zklock: warning: possible overlap on "+path) || !strings.Contains(out, "ZKLOCK_FENCING_TOKEN") ||
+					!strings.Contains(out, "zklock: possible overlap: the command still ran") {
+					t.Errorf("stderr does not report a possible overlap:\n%s", out)
+				}
+				t.Logf("stderr:\n%s", out)
+				return
+			}
+			objs := jsonLines(t, out)
+			ev := firstEvent(t, objs, "possible_overlap")
+			late := time.Duration(ev["late_ms"].(float64)) * time.Millisecond
+			if ev["level"] != "warning" || ev["session_timeout_ms"] != 2000.0 || late < floor.Truncate(time.Millisecond) {
+				t.Errorf("possible_overlap %v: want late_ms at least %s (the session seen expired to the continue)", ev, floor)
+			}
+			if exit := objs[len(objs)-1]; exit["outcome"] != "possible_overlap" || exit["exit_code"] != 76.0 {
+				t.Errorf("exit %v, want outcome possible_overlap", exit)
+			}
+			t.Logf("late by %s (at least %s seen by the test)", late, floor.Round(time.Millisecond))
+		})
+	}
+}

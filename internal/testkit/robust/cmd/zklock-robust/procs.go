@@ -1,0 +1,85 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// procs tracks the zklock processes alive now (the nemesis's targets) and
+// every process of the run, for the check that none is left at the end.
+type procs struct {
+	mu     sync.Mutex
+	alive  map[int]int // zklock pid → client slot
+	killed map[int]bool
+	all    []int
+}
+
+func newProcs() *procs { return &procs{alive: map[int]int{}, killed: map[int]bool{}} }
+
+func (p *procs) add(pid, slot int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.alive[pid] = slot
+	p.all = append(p.all, pid)
+}
+
+// remove forgets a reaped zklock and reports whether the nemesis killed it.
+func (p *procs) remove(pid int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.alive, pid)
+	k := p.killed[pid]
+	delete(p.killed, pid)
+	return k
+}
+
+func (p *procs) seen(pid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.all = append(p.all, pid)
+}
+
+// pick is the n-th live zklock in pid order (n taken modulo their number),
+// marked killed when kill is set, so that its run is not judged by its
+// exit code.
+func (p *procs) pick(n int, kill bool) (pid int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.alive) == 0 {
+		return 0, false
+	}
+	var pids []int
+	for pid := range p.alive {
+		pids = append(pids, pid)
+	}
+	slices.Sort(pids)
+	pid = pids[n%len(pids)]
+	if kill {
+		p.killed[pid] = true
+	}
+	return pid, true
+}
+
+// leftover lists the processes of the run still alive: a pid reused by
+// another program since is told apart by its command line.
+func (p *procs) leftover(self, zklock string) []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []int
+	for _, pid := range p.all {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil {
+			continue
+		}
+		argv0, _, _ := strings.Cut(string(b), "\x00")
+		if argv0 == self || argv0 == zklock || argv0 == "/proc/self/exe" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

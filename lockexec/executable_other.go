@@ -1,0 +1,8 @@
+//go:build unix && !linux
+
+package lockexec
+
+import "os"
+
+// selfExecutable is the running binary.
+func selfExecutable() (string, error) { return os.Executable() }

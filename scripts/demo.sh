@@ -77,8 +77,9 @@ section "1. Dependencies (scripts/install-deps.sh)"
 scripts/install-deps.sh
 echo "ok"
 
-section "2. Build bin/zklock"
+section "2. Build bin/zklock and its watchdog, bin/zklock-watchdog"
 show go build -o bin/zklock .
+show go build -o bin/zklock-watchdog ./cmd/zklock-watchdog
 show "$zklock" version
 
 section "3. Local ZooKeeper on 127.0.0.1:$port"

@@ -41,10 +41,11 @@ var exitCodes = []reference{
 		"session expired and that cannot open a new one, or whose sessions were lost 3 times in a row " +
 		"before they could join the queue), no Kerberos KDC reachable, or the session failed before " +
 		"the command started"},
-	{"75", "busy (`tryrun`), `--timeout` expired, `--once-per`: the command succeeded within the " +
-		"window, so it did not run, or `--supersede`: a newer run took this waiter's place (for `revoke --wait`: the holder had not released in time; for " +
-		"`forget`: new successes kept being recorded while it deleted the record). Change it with " +
-		"`--conflict-exit-code` (`run`, `tryrun`, `revoke`)"},
+	{"75", "busy (`tryrun`), `--timeout` expired, `--once-per` skipped the command (it succeeded " +
+		"within the window), or `--supersede` gave this waiter's place to a newer run; for " +
+		"`revoke --wait`: the holder had not released in time; for `forget`: new successes kept " +
+		"being recorded while it deleted the record. Change it with `--conflict-exit-code` " +
+		"(`run`, `tryrun`, `revoke`)"},
 	{"76", "the lock was lost or revoked while the command ran, so the command was stopped; or a " +
 		"waiting zklock was revoked and left the queue without running the command"},
 	{"77", "auth or ACL refused (a wrong password, a wrong or expired Kerberos key, a ticket the " +

@@ -95,7 +95,7 @@ CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/zklock" .
 # find it there).
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/zklock-watchdog" ./cmd/zklock-watchdog
 go build -o "$tmp/zklock-cgo" .
-go build -o "$tmp/zklock-bench" ./internal/bench/cmd/zklock-bench
+go build -o "$tmp/zklock-bench" ./internal/testkit/bench/cmd/zklock-bench
 # The handoff probe: a static C program that prints the time, as `date +%s%N`
 # does, with less start-up of its own. Without a C compiler and a static libc
 # the driver falls back to date, and the report says so.

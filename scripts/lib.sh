@@ -24,8 +24,8 @@ ZK_DEBIAN_JAR_DIR="${ZK_DEBIAN_JAR_DIR:-/usr/share/java}"
 
 # The jars a standalone server needs from Debian's packages, and the JVM
 # flags for a quick start: the same lists the Go tests use (internal/testkit/javart).
-mapfile -t ZK_DEBIAN_JARS < <(grep -v '^#' "$ZKLOCK_ROOT/internal/javart/server-jars.txt")
-mapfile -t ZK_JVM_STARTUP_FLAGS < <(grep -v '^#' "$ZKLOCK_ROOT/internal/javart/startup-flags.txt")
+mapfile -t ZK_DEBIAN_JARS < <(grep -v '^#' "$ZKLOCK_ROOT/internal/testkit/javart/server-jars.txt")
+mapfile -t ZK_JVM_STARTUP_FLAGS < <(grep -v '^#' "$ZKLOCK_ROOT/internal/testkit/javart/startup-flags.txt")
 
 # Name used as the prefix of every message, e.g. "zk-local.sh: ...".
 _zklock_prog() { basename -- "${0:-zklock-script}"; }

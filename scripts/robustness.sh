@@ -45,7 +45,7 @@ cd "$ZKLOCK_ROOT"
 bin="$(mktemp -d "${TMPDIR:-/tmp}/zklock-robust-bin.XXXXXX")"
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/zklock" .
-go build -o "$bin/zklock-robust" ./internal/robust/cmd/zklock-robust
+go build -o "$bin/zklock-robust" ./internal/testkit/robust/cmd/zklock-robust
 if [[ -z "$out" ]]; then
   out="$(mktemp -d "${TMPDIR:-/tmp}/zklock-robust.XXXXXX")"
 fi

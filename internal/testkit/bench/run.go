@@ -218,11 +218,11 @@ func buildMinimal(ctx context.Context, dir string) (string, error) {
 	out := filepath.Join(dir, "zklock-min")
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./internal/bench/cmd/zklock-min")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./internal/testkit/bench/cmd/zklock-min")
 	cmd.Dir = repoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./internal/bench/cmd/zklock-min: %v: %s", err, strings.TrimSpace(string(b)))
+		return "", fmt.Errorf("go build ./internal/testkit/bench/cmd/zklock-min: %v: %s", err, strings.TrimSpace(string(b)))
 	}
 	return out, nil
 }

@@ -30,7 +30,7 @@
 // for Kazoo, run by Debian's /usr/bin/python3. CuratorArgv and KazooArgv
 // return a *MissingError naming the package when something is absent;
 // callers are expected to fail, not skip. Scripts get the same command lines
-// from `go run ./internal/peers/cmd/peerargv curator|kazoo`.
+// from `go run ./internal/testkit/peers/cmd/peerargv curator|kazoo`.
 package peers
 
 import (

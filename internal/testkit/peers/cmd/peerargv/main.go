@@ -2,7 +2,7 @@
 // argument per line, for scripts (such as benchmarks) that run the runners
 // themselves:
 //
-//	mapfile -t CURATOR < <(go run ./internal/peers/cmd/peerargv curator)
+//	mapfile -t CURATOR < <(go run ./internal/testkit/peers/cmd/peerargv curator)
 //	"${CURATOR[@]}" --servers 127.0.0.1:2181 --path /locks/x -- true
 //
 // It builds the Curator runner first if needed. It exits 1, saying which

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/lock"
 )
@@ -28,23 +30,32 @@ func TestMixedRecipesRefused(t *testing.T) {
 		{"semaphore after read lock", []string{"--shared"}, []string{"--limit", "3"}, "drop --limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path, dir := lockPath(t), t.TempDir()
-			holder, holderErr := startGated(t, dir, "h", append(append([]string{"run"}, tc.holder...), "--path", path)...)
-			zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
-			before := nodesUnder(t, path)
-			late, lateErr := startGated(t, dir, "l", append(append([]string{"run"}, tc.late...), "--path", path)...)
-			wantExit(t, late, lateErr, 64, "the other recipe")
-			if msg := lateErr.String(); !strings.Contains(msg, "not as") || !strings.Contains(msg, tc.hint) || strings.Count(msg, "\n") != 1 {
-				t.Errorf("stderr %q, want one line with the hint %q", msg, tc.hint)
-			}
-			if after := nodesUnder(t, path); after != before {
-				t.Errorf("nodes under %s: %s before, %s after the refused run", path, before, after)
-			}
-			touch(t, filepath.Join(dir, "h"))
-			wantExit(t, holder, holderErr, 0, "holder")
-			assertGone(t, conn, path)
+			assertRefusedBeside(t, conn, tc.holder, tc.late, "not as", "the other recipe", tc.hint)
 		})
 	}
+}
+
+// assertRefusedBeside runs a holder with holderArgs, then a run with
+// lateArgs on the same path, which must be refused with exit 64 and one
+// line saying what and hint, leaving no node behind; the holder then
+// finishes undisturbed and the path is gone.
+func assertRefusedBeside(t *testing.T, conn *zk.Conn, holderArgs, lateArgs []string, what, who, hint string) {
+	t.Helper()
+	path, dir := lockPath(t), t.TempDir()
+	holder, holderErr := startGated(t, dir, "h", append(append([]string{"run"}, holderArgs...), "--path", path)...)
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	before := nodesUnder(t, path)
+	late, lateErr := startGated(t, dir, "l", append(append([]string{"run"}, lateArgs...), "--path", path)...)
+	wantExit(t, late, lateErr, 64, who)
+	if msg := lateErr.String(); !strings.Contains(msg, what) || !strings.Contains(msg, hint) || strings.Count(msg, "\n") != 1 {
+		t.Errorf("stderr %q, want one line with the hint %q", msg, hint)
+	}
+	if after := nodesUnder(t, path); after != before {
+		t.Errorf("nodes under %s: %s before, %s after the refused run", path, before, after)
+	}
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "holder")
+	assertGone(t, conn, path)
 }
 
 // nodesUnder lists every contender node below path, for comparing before

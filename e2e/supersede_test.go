@@ -201,21 +201,7 @@ func TestSupersedeMixedRefused(t *testing.T) {
 		{"supersede after plain", nil, []string{"--supersede"}, "drop --supersede"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path, dir := lockPath(t), t.TempDir()
-			holder, holderErr := startGated(t, dir, "h", append(append([]string{"run"}, tc.holder...), "--path", path)...)
-			zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
-			before := nodesUnder(t, path)
-			late, lateErr := startGated(t, dir, "l", append(append([]string{"run"}, tc.late...), "--path", path)...)
-			wantExit(t, late, lateErr, 64, "the other queue's contender")
-			if msg := lateErr.String(); !strings.Contains(msg, "superseding queue") || !strings.Contains(msg, tc.hint) || strings.Count(msg, "\n") != 1 {
-				t.Errorf("stderr %q, want one line with the hint %q", msg, tc.hint)
-			}
-			if after := nodesUnder(t, path); after != before {
-				t.Errorf("nodes under %s: %s before, %s after the refused run", path, before, after)
-			}
-			touch(t, filepath.Join(dir, "h"))
-			wantExit(t, holder, holderErr, 0, "holder")
-			assertGone(t, conn, path)
+			assertRefusedBeside(t, conn, tc.holder, tc.late, "superseding queue", "the other queue's contender", tc.hint)
 		})
 	}
 }

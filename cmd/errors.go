@@ -8,9 +8,9 @@ import (
 	"github.com/zklock/zklock/internal/doctor"
 	"github.com/zklock/zklock/internal/files"
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/view"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 	"github.com/zklock/zklock/zkconn/sasl"
@@ -38,7 +38,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, lockexec.ErrLockLost), errors.Is(err, lockexec.ErrLockRevoked), errors.Is(err, lock.ErrRevoked):
+	case errors.Is(err, lockexec.ErrLockLost), errors.Is(err, lockexec.ErrLockRevoked), errors.Is(err, recipe.ErrRevoked):
 		return ExitLockLost
 	case errors.Is(err, lockexec.ErrMaxRuntime):
 		return ExitMaxRuntime
@@ -48,9 +48,9 @@ func exitCode(err error) int {
 		return start.Code
 	case errors.As(err, &usage), errors.Is(err, zkconn.ErrBadPath),
 		errors.Is(err, zkconn.ErrBadConnString), errors.Is(err, zkconn.ErrBadAuth),
-		errors.Is(err, zkconn.ErrEphemeralParent), errors.Is(err, lock.ErrFlavorConflict),
-		errors.Is(err, lock.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
-		errors.As(err, new(*lock.KindConflictError)), errors.Is(err, sasl.ErrBadJAAS),
+		errors.Is(err, zkconn.ErrEphemeralParent), errors.Is(err, recipe.ErrFlavorConflict),
+		errors.Is(err, recipe.ErrLimitMismatch), errors.Is(err, zkconn.ErrUnprotectedParent),
+		errors.As(err, new(*recipe.KindConflictError)), errors.Is(err, sasl.ErrBadJAAS),
 		errors.Is(err, sasl.ErrBadKrb5Conf),
 		errors.As(err, new(*runner.UpgradeError)), errors.As(err, new(*runner.OnceHeldError)),
 		errors.As(err, new(*runner.SelfWaitError)), errors.Is(err, files.ErrRefused),
@@ -75,13 +75,13 @@ func message(err error, help string) string {
 	var (
 		exit    *lockexec.ExitError
 		usage   *UsageError
-		kind    *lock.KindConflictError
-		flavor  *lock.FlavorConflictError
-		limit   *lock.LimitMismatchError
-		busy    *lock.BusyError
+		kind    *recipe.KindConflictError
+		flavor  *recipe.FlavorConflictError
+		limit   *recipe.LimitMismatchError
+		busy    *recipe.BusyError
 		timeout *runner.WaitTimeoutError
 		revoke  *runner.RevokeTimeoutError
-		revoked *lock.RevokedError
+		revoked *recipe.RevokedError
 		saslErr *zkconn.SASLError
 		krbConf *sasl.Krb5ConfError
 		tlsErr  *zkconn.TLSError
@@ -98,7 +98,7 @@ func message(err error, help string) string {
 		return err.Error() + "; use --flavor " + string(flavor.Flavor)
 	case errors.As(err, &limit):
 		return fmt.Sprintf("%v: %s is held with --limit %d by %s; this run asked for --limit %d",
-			lock.ErrLimitMismatch, limit.Path, limit.Held, view.Who(limit.Holder, owner.Decode(limit.Data)), limit.Want)
+			recipe.ErrLimitMismatch, limit.Path, limit.Held, view.Who(limit.Holder, owner.Decode(limit.Data)), limit.Want)
 	case errors.As(err, &busy):
 		return view.Busy(busy)
 	case errors.As(err, &recent) && recent.Doubt != nil:
@@ -169,15 +169,15 @@ var tlsHints = map[zkconn.TLSProblem]string{
 }
 
 // kindHint says which flags join a path of the other recipe.
-func kindHint(e *lock.KindConflictError) string {
+func kindHint(e *recipe.KindConflictError) string {
 	switch {
-	case e.Found == lock.RecipeSemaphore && e.Limit > 0:
+	case e.Found == recipe.RecipeSemaphore && e.Limit > 0:
 		return fmt.Sprintf(" (use --limit %d to join it, or another --path)", e.Limit)
-	case e.Found == lock.RecipeSemaphore:
+	case e.Found == recipe.RecipeSemaphore:
 		return " (use --limit N to join it, or another --path)"
-	case e.Found == lock.RecipeSupersede:
+	case e.Found == recipe.RecipeSupersede:
 		return " (add --supersede to join it, or use another --path)"
-	case e.Want == lock.RecipeSupersede:
+	case e.Want == recipe.RecipeSupersede:
 		return " (drop --supersede to join it, or use another --path)"
 	}
 	return " (drop --limit to join it, or use another --path)"

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/view"
-	"github.com/zklock/zklock/lock"
 )
 
 // runReport tells what a run or tryrun does, as the runner reports it
@@ -210,7 +210,7 @@ func ms(key string, d time.Duration) slog.Attr { return slog.Int64(key, d.Millis
 // holderAttr is the holder object: its node (below the lock path) and,
 // for zklock's nodes, who and what it is; for another client's, the text
 // its data holds (cut short: it may be a megabyte).
-func holderAttr(c lock.Contender, d owner.NodeData, since time.Time) slog.Attr {
+func holderAttr(c recipe.Contender, d owner.NodeData, since time.Time) slog.Attr {
 	attrs := []any{slog.String("node", c.Name)}
 	if d.ByZklock {
 		o := d.Owner
@@ -239,7 +239,7 @@ func successAttr(key string, s success.Record) slog.Attr {
 
 // revokerAttr is who asked for a lock to be given up, as far as its
 // record tells (nothing but when, for a Curator Revoker).
-func revokerAttr(r lock.Revocation) slog.Attr {
+func revokerAttr(r recipe.Revocation) slog.Attr {
 	attrs := []any{slog.String("at", jsonTime(r.At))}
 	if r.Host != "" {
 		attrs = append(attrs, slog.String("user", r.User), slog.String("host", r.Host), slog.Int("pid", r.PID))

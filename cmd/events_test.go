@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
 
@@ -45,10 +45,10 @@ func jsonUI(stderr *bytes.Buffer) *ui {
 func sampleEvents() []runner.Event {
 	at := time.Date(2026, 11, 21, 3, 0, 4, 123456789, time.UTC)
 	zk := owner.Owner{Zklock: "1.2.3", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"./report.sh", "--full"}, Since: at}
-	holder := lock.Contender{Name: "_c_9f-lock-0000000041", Seq: 41, Flavor: lock.FlavorCurator}
+	holder := recipe.Contender{Name: "_c_9f-lock-0000000041", Seq: 41, Flavor: recipe.FlavorCurator}
 	acquired := zk
 	acquired.Acquired = at.Add(time.Minute)
-	foreign := lock.Contender{Name: "_c_a3-lock-0000000040", Seq: 40, Flavor: lock.FlavorCurator}
+	foreign := recipe.Contender{Name: "_c_a3-lock-0000000040", Seq: 40, Flavor: recipe.FlavorCurator}
 	return []runner.Event{
 		runner.WaitStatus{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042", Position: 2,
 			Holder: &runner.Holder{Contender: holder, NodeData: owner.Decode(zk.Encode()), HeldSince: at}},
@@ -57,19 +57,19 @@ func sampleEvents() []runner.Event {
 		runner.WaitOver{Waited: time.Minute},
 		runner.Acquired{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042", Session: 0x100002e5a820001, FencingToken: 4711, Wait: 61234 * time.Millisecond},
 		runner.Acquired{Path: "/locks/b", Node: "/locks/b/_c_c2-lock-0000000001", Session: 0x100002e5a820000, FencingToken: 17, Reentered: true},
-		runner.Busy{BusyError: &lock.BusyError{Path: "/locks/a", Holder: holder, Data: acquired.Encode(), Limit: 3}},
-		runner.Busy{BusyError: &lock.BusyError{Path: "/locks/a", Holder: foreign, Data: []byte("10.0.0.7")}},
+		runner.Busy{BusyError: &recipe.BusyError{Path: "/locks/a", Holder: holder, Data: acquired.Encode(), Limit: 3}},
+		runner.Busy{BusyError: &recipe.BusyError{Path: "/locks/a", Holder: foreign, Data: []byte("10.0.0.7")}},
 		runner.Skipped{RecentSuccessError: &runner.RecentSuccessError{
 			Last: success.Record{Path: "/locks/a", At: at, NodeData: owner.Decode(zk.Encode())}, Age: 9 * time.Hour, Window: 20 * time.Hour}},
 		runner.Skipped{RecentSuccessError: &runner.RecentSuccessError{
 			Last: success.Record{Path: "/locks/a", At: at, NodeData: owner.Decode([]byte("cron-7"))}, Age: time.Hour, Window: 20 * time.Hour}},
 		runner.Started{PID: 4242},
-		runner.Lost{Path: "/locks/a", Err: fmt.Errorf("%w: /locks/a/_c_b1-lock-0000000042", lock.ErrNodeGone), QuorumHeardAge: 1500 * time.Millisecond},
+		runner.Lost{Path: "/locks/a", Err: fmt.Errorf("%w: /locks/a/_c_b1-lock-0000000042", recipe.ErrNodeGone), QuorumHeardAge: 1500 * time.Millisecond},
 		runner.PossibleOverlap{Path: "/locks/a", OverlapError: &runner.OverlapError{Late: 1234 * time.Millisecond, Timeout: 2 * time.Second,
 			Err: &lockexec.TerminatedError{Reason: lockexec.ErrLockLost, Killed: true}}},
-		runner.Revoked{RevokedError: &lock.RevokedError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042",
-			Revocation: lock.Revocation{Host: "ops-1", PID: 7, User: "alice", At: at}}},
-		runner.Revoked{RevokedError: &lock.RevokedError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042", Revocation: lock.Revocation{At: at}}},
+		runner.Revoked{RevokedError: &recipe.RevokedError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042",
+			Revocation: recipe.Revocation{Host: "ops-1", PID: 7, User: "alice", At: at}}},
+		runner.Revoked{RevokedError: &recipe.RevokedError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042", Revocation: recipe.Revocation{At: at}}},
 		runner.Released{Paths: []string{"/locks/a", "/locks/b"}, Hold: 2 * time.Second, Confirmed: true, How: "session closed"},
 	}
 }
@@ -96,7 +96,7 @@ func TestEventKeys(t *testing.T) {
 	u.warnf("could not confirm the release of %s", "/locks/a")
 	u.logf("connected to %s", "127.0.0.1:2181")
 	u.finish(&lockexec.TerminatedError{Reason: lockexec.ErrLockLost, Exit: &lockexec.ExitError{Code: 143, Signal: syscall.SIGTERM}}, 76, "zklock run --help")
-	u.finish(&runner.ConflictError{Err: &lock.BusyError{Path: "/locks/a"}, Code: 75}, 75, "zklock run --help")
+	u.finish(&runner.ConflictError{Err: &recipe.BusyError{Path: "/locks/a"}, Code: 75}, 75, "zklock run --help")
 	u.finish(nil, 0, "zklock run --help")
 
 	got := tsRe.ReplaceAllString(stderr.String(), `"ts":"TS"`)
@@ -275,12 +275,12 @@ func TestOutcome(t *testing.T) {
 		{&lockexec.ExitError{Code: 3}, "failure", 0},
 		{&lockexec.ExitError{Code: 137, Signal: syscall.SIGKILL}, "failure", syscall.SIGKILL},
 		{&lockexec.TerminatedError{Reason: lockexec.ErrMaxRuntime, Exit: &lockexec.ExitError{Code: 143, Signal: syscall.SIGTERM}}, "failure", syscall.SIGTERM},
-		{&runner.ConflictError{Err: &lock.BusyError{Path: "/a"}, Code: 75}, "busy", 0},
+		{&runner.ConflictError{Err: &recipe.BusyError{Path: "/a"}, Code: 75}, "busy", 0},
 		{&runner.ConflictError{Err: &runner.RecentSuccessError{}, Code: 75}, "skipped", 0},
 		{&runner.ConflictError{Err: &runner.WaitTimeoutError{}, Code: 75}, "timeout", 0},
 		{&lockexec.TerminatedError{Reason: lockexec.ErrLockLost}, "lost", 0},
 		{&lockexec.TerminatedError{Reason: lockexec.ErrLockRevoked}, "revoked", 0},
-		{&lock.RevokedError{Path: "/a"}, "revoked", 0},
+		{&recipe.RevokedError{Path: "/a"}, "revoked", 0},
 		{&runner.SignalError{Signal: syscall.SIGTERM}, "interrupted", syscall.SIGTERM},
 		{&lockexec.StartError{Name: "x", Code: 127, Err: errors.New("not found")}, "error", 0},
 		{usageErrorf("bad"), "error", 0},

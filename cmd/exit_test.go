@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -55,19 +55,19 @@ func TestExitCode(t *testing.T) {
 		{&runner.ConflictError{Err: fmt.Errorf("%w at /p (5 times)", success.ErrChurn), Code: ExitBusy}, 75, "the success record kept being rewritten at /p"},
 		{&zkconn.OpError{Op: zkconn.OpDelete, Path: "/p/" + success.NodeName, Err: zk.ErrNoAuth}, 77,
 			"permission denied: cannot delete /p/zklock.last-success: the ACL of /p does not let this client delete nodes in it (check --auth"},
-		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeLock, Found: lock.RecipeSemaphore, Node: "/p/leases/x", Limit: 3}, 64,
+		{&recipe.KindConflictError{Path: "/p", Want: recipe.RecipeLock, Found: recipe.RecipeSemaphore, Node: "/p/leases/x", Limit: 3}, 64,
 			"/p is used as a semaphore (node /p/leases/x), not as a lock (use --limit 3 to join it, or another --path)"},
-		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeLock, Found: lock.RecipeSemaphore, Node: "/p/locks/x"}, 64,
+		{&recipe.KindConflictError{Path: "/p", Want: recipe.RecipeLock, Found: recipe.RecipeSemaphore, Node: "/p/locks/x"}, 64,
 			"(use --limit N to join it"},
-		{&lock.KindConflictError{Path: "/p", Want: lock.RecipeSemaphore, Found: lock.RecipeLock, Node: "/p/x"}, 64,
+		{&recipe.KindConflictError{Path: "/p", Want: recipe.RecipeSemaphore, Found: recipe.RecipeLock, Node: "/p/x"}, 64,
 			"/p is used as a lock (node /p/x), not as a semaphore (drop --limit to join it, or use another --path)"},
-		{&lock.NodeGoneError{Path: "/p", Node: "/p/x"}, 69, "/p lost its place"},
-		{&lockexec.TerminatedError{Reason: lockexec.ErrLockRevoked, Cause: &lock.RevokedError{Path: "/p", Node: "/p/x",
-			Revocation: lock.Revocation{Host: "ops1", PID: 7, User: "ann", At: time.Unix(0, 0)}}, Exit: &lockexec.ExitError{Code: 143}},
+		{&recipe.NodeGoneError{Path: "/p", Node: "/p/x"}, 69, "/p lost its place"},
+		{&lockexec.TerminatedError{Reason: lockexec.ErrLockRevoked, Cause: &recipe.RevokedError{Path: "/p", Node: "/p/x",
+			Revocation: recipe.Revocation{Host: "ops1", PID: 7, User: "ann", At: time.Unix(0, 0)}}, Exit: &lockexec.ExitError{Code: 143}},
 			76, "lock revoked while the command ran: /p revoked by ann@ops1 pid 7 at "},
-		{&lock.RevokedError{Path: "/p", Node: "/p/x", Revocation: lock.Revocation{At: time.Unix(0, 0)}},
+		{&recipe.RevokedError{Path: "/p", Node: "/p/x", Revocation: recipe.Revocation{At: time.Unix(0, 0)}},
 			76, "/p revoked by a client that left no record (a Curator Revoker?) at 1970-01-01T"},
-		{&lock.RevokedError{Path: "/p", Node: "/p/x", Revocation: lock.Revocation{At: time.Unix(0, 0)}},
+		{&recipe.RevokedError{Path: "/p", Node: "/p/x", Revocation: recipe.Revocation{At: time.Unix(0, 0)}},
 			76, "; left the queue without running the command"},
 		{&runner.ConflictError{Err: &runner.RevokeTimeoutError{Path: "/p", After: time.Second}, Code: 75},
 			75, "/p was not released within 1s of the revocation"},

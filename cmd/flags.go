@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
 
@@ -68,18 +68,18 @@ func (c *exitCodeValue) Set(s string) error {
 
 // flavorValue is --flavor: the node names, one of the flavors zklock
 // creates.
-type flavorValue lock.Flavor
+type flavorValue recipe.Flavor
 
 func (f *flavorValue) String() string { return string(*f) }
 func (f *flavorValue) Type() string   { return "NAME" }
 
 func (f *flavorValue) Choices() []string {
-	return []string{string(lock.FlavorCurator), string(lock.FlavorCuratorRW), string(lock.FlavorKazoo)}
+	return []string{string(recipe.FlavorCurator), string(recipe.FlavorCuratorRW), string(recipe.FlavorKazoo)}
 }
 
 func (f *flavorValue) Set(s string) error {
-	switch fl := lock.Flavor(s); fl {
-	case lock.FlavorCurator, lock.FlavorCuratorRW, lock.FlavorKazoo:
+	switch fl := recipe.Flavor(s); fl {
+	case recipe.FlavorCurator, recipe.FlavorCuratorRW, recipe.FlavorKazoo:
 		*f = flavorValue(fl)
 		return nil
 	}

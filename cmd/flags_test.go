@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
-	"github.com/zklock/zklock/lock"
 )
 
 // validated parses run's flags and validates them into runner options.
@@ -27,7 +27,7 @@ func validated(t *testing.T, args ...string) (runner.Options, error) {
 func TestRunFlagMeanings(t *testing.T) {
 	type want struct {
 		KillGrace time.Duration
-		Mode      lock.Mode
+		Mode      recipe.Mode
 		Wait      runner.WaitLimit
 		OncePer   time.Duration
 	}
@@ -39,10 +39,10 @@ func TestRunFlagMeanings(t *testing.T) {
 		{[]string{"--kill-grace", "0"}, want{KillGrace: 0}},
 		{[]string{"--kill-grace", "250ms"}, want{KillGrace: 250 * time.Millisecond}},
 		{nil, want{KillGrace: grace}},
-		{[]string{"--limit", "1"}, want{KillGrace: grace, Mode: lock.ModeLimit(1)}},
-		{[]string{"--limit", "2147483647"}, want{KillGrace: grace, Mode: lock.ModeLimit(2147483647)}},
-		{[]string{"--limit", "2", "--flavor", "curator"}, want{KillGrace: grace, Mode: lock.ModeLimit(2)}},
-		{[]string{"--shared"}, want{KillGrace: grace, Mode: lock.ModeShared}},
+		{[]string{"--limit", "1"}, want{KillGrace: grace, Mode: recipe.ModeLimit(1)}},
+		{[]string{"--limit", "2147483647"}, want{KillGrace: grace, Mode: recipe.ModeLimit(2147483647)}},
+		{[]string{"--limit", "2", "--flavor", "curator"}, want{KillGrace: grace, Mode: recipe.ModeLimit(2)}},
+		{[]string{"--shared"}, want{KillGrace: grace, Mode: recipe.ModeShared}},
 		{[]string{"--timeout", "5ms"}, want{KillGrace: grace, Wait: runner.WaitAtMost(5 * time.Millisecond)}},
 		{[]string{"--timeout", "0"}, want{KillGrace: grace, Wait: runner.NoWait}},
 		{[]string{"--once-per", "20h"}, want{KillGrace: grace, OncePer: 20 * time.Hour}},

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/sdnotify"
-	"github.com/zklock/zklock/lock"
 )
 
 // notifySocket binds a datagram socket as systemd does, and returns its
@@ -65,7 +65,7 @@ func TestNotifier(t *testing.T) {
 	since := time.Date(2026, 11, 21, 3, 0, 0, 0, time.Local)
 	d := owner.Owner{Zklock: "1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"./run.sh"}}
 	st := runner.WaitStatus{Path: "/locks/x", Position: 2,
-		Holder: &runner.Holder{Contender: lock.Contender{Name: "_c_a-lock-0000000001"}, NodeData: owner.Decode(d.Encode()), HeldSince: since}}
+		Holder: &runner.Holder{Contender: recipe.Contender{Name: "_c_a-lock-0000000001"}, NodeData: owner.Decode(d.Encode()), HeldSince: since}}
 	extend := fmt.Sprintf("EXTEND_TIMEOUT_USEC=%d\n", notifyExtendBy.Microseconds())
 
 	n.event(st)
@@ -149,7 +149,7 @@ func TestNotifierNested(t *testing.T) {
 		runner.WaitOver{Waited: time.Second},
 		runner.Acquired{Path: "/inner"},
 		runner.Started{PID: 4242},
-		runner.Revoked{RevokedError: &lock.RevokedError{Path: "/inner", Node: "/inner/x"}},
+		runner.Revoked{RevokedError: &recipe.RevokedError{Path: "/inner", Node: "/inner/x"}},
 		runner.Lost{Path: "/inner", Err: errors.New("gone")},
 		runner.Released{Paths: []string{"/inner"}},
 	}

@@ -6,8 +6,8 @@ import (
 	"syscall"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -42,7 +42,7 @@ func (u *ui) finish(err error, code int, help string) {
 
 // reportedByEvent: the runner's events said these outcomes already.
 func reportedByEvent(err error) bool {
-	return errors.As(err, new(*lock.BusyError)) || errors.As(err, new(*runner.RecentSuccessError))
+	return errors.As(err, new(*recipe.BusyError)) || errors.As(err, new(*runner.RecentSuccessError))
 }
 
 // outcomeOf names how a run ended, as the exit event and the metrics'
@@ -52,11 +52,11 @@ func outcomeOf(err error) string {
 	switch {
 	case err == nil:
 		return "success"
-	case errors.As(err, new(*lock.BusyError)):
+	case errors.As(err, new(*recipe.BusyError)):
 		return "busy"
 	case errors.As(err, new(*runner.RecentSuccessError)):
 		return "skipped"
-	case errors.Is(err, lock.ErrSuperseded):
+	case errors.Is(err, recipe.ErrSuperseded):
 		return "superseded"
 	case errors.As(err, new(*runner.WaitTimeoutError)):
 		return "timeout"
@@ -65,7 +65,7 @@ func outcomeOf(err error) string {
 		return "possible_overlap"
 	case errors.Is(err, lockexec.ErrLockLost):
 		return "lost"
-	case errors.Is(err, lockexec.ErrLockRevoked), errors.Is(err, lock.ErrRevoked):
+	case errors.Is(err, lockexec.ErrLockRevoked), errors.Is(err, recipe.ErrRevoked):
 		return "revoked"
 	case errors.As(err, new(*runner.SignalError)):
 		return "interrupted"
@@ -97,7 +97,7 @@ func lossCause(err error) string {
 	case errors.Is(err, lockexec.ErrUnrenewed):
 		// First: it wraps what the guard saw once zklock ran again.
 		return "watchdog"
-	case errors.Is(err, lock.ErrNodeGone):
+	case errors.Is(err, recipe.ErrNodeGone):
 		return "node_deleted"
 	case errors.Is(err, runner.ErrNoContact):
 		return "no_contact"

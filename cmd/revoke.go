@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
-	"github.com/zklock/zklock/lock"
 )
 
 // revokeOptions are revoke's flags.
@@ -89,7 +89,7 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 		// A name no contender could have is a mistake, said so with 64;
 		// a well-formed name that is not there is a contender that left
 		// (see docs/guide/revoke.md), which revoke reports with 0.
-		if err := lock.ValidateNode(o.Path, o.Node); err != nil {
+		if err := recipe.ValidateNode(o.Path, o.Node); err != nil {
 			return &UsageError{Err: err}
 		}
 	}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
 
@@ -27,7 +27,7 @@ type runOptions struct {
 	KillGrace    time.Duration
 	MaxRuntime   time.Duration
 	OncePer      oncePerValue  // 0: run every time
-	Supersede    bool          // a superseding queue (lock.Supersede)
+	Supersede    bool          // a superseding queue (recipe.Supersede)
 	OrderKey     orderKeyValue // unset: arrival order
 	Progress     bool          // plain progress lines on stderr when it is not a terminal
 	MetricsFile  metricsFileValue
@@ -87,7 +87,7 @@ func newCmdTryrun(g *globalOptions, u *ui, runF func(context.Context, *runOption
 
 // bind adds the flags that run and tryrun share, and their argument rules.
 func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *runOptions) error) {
-	o.Flavor = flavorValue(lock.FlavorCurator)
+	o.Flavor = flavorValue(recipe.FlavorCurator)
 	o.OnLost = onLostValue(lockexec.Terminate)
 	o.OnRevoke = onLostValue(lockexec.Terminate)
 	f := c.Flags()
@@ -159,7 +159,7 @@ func validatePaths(paths []string) error {
 // validateLockPath checks one lock path: one the recipes take, and not
 // below a success record (see success.CheckPath).
 func validateLockPath(p string) error {
-	if err := lock.ValidatePath(p); err != nil {
+	if err := recipe.ValidatePath(p); err != nil {
 		return &UsageError{Err: err}
 	}
 	if err := success.CheckPath(p); err != nil {
@@ -174,7 +174,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	if err := validatePaths(o.Paths); err != nil {
 		return ro, err
 	}
-	flavor := lock.Flavor(o.Flavor)
+	flavor := recipe.Flavor(o.Flavor)
 	switch {
 	case o.Limit > 0 && o.Shared:
 		return ro, usageErrorf("--limit and --shared do not combine: a semaphore's holders are all alike")
@@ -188,9 +188,9 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		return ro, usageErrorf("--supersede gives a waiter's place to a newer run, and this run never waits; drop --supersede, or use zklock run")
 	case o.OrderKey.key != nil && !o.Supersede:
 		return ro, usageErrorf("--order-key orders a superseding queue: add --supersede")
-	case o.Limit > 0 && flavor == lock.FlavorKazoo:
+	case o.Limit > 0 && flavor == recipe.FlavorKazoo:
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; %s", o.Global.dropFlavor(flavor))
-	case o.Limit > 0 && flavor == lock.FlavorCuratorRW:
+	case o.Limit > 0 && flavor == recipe.FlavorCuratorRW:
 		// A semaphore has one layout, InterProcessSemaphoreV2's; no
 		// read-write naming applies to it, and a Curator read-write lock
 		// never sees its leases.
@@ -200,12 +200,12 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 	if err != nil {
 		return ro, err
 	}
-	mode := lock.ModeExclusive
+	mode := recipe.ModeExclusive
 	switch {
 	case o.Limit > 0:
-		mode = lock.ModeLimit(int(o.Limit))
+		mode = recipe.ModeLimit(int(o.Limit))
 	case o.Shared:
-		mode = lock.ModeShared
+		mode = recipe.ModeShared
 	}
 	ro = runner.Options{
 		Conn: conn, Paths: o.Paths, Argv: o.Argv,
@@ -215,18 +215,18 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Logf:    u.progress(), Warnf: u.warnf,
 	}
 	if o.Supersede {
-		ro.Supersede = &lock.Supersede{Key: o.OrderKey.key}
+		ro.Supersede = &recipe.Supersede{Key: o.OrderKey.key}
 	}
 	return ro, nil
 }
 
 // dropFlavor is the hint for a flavor that --limit rules out: drop the
 // flag, or, for a flavor a file or the environment set, override it.
-func (g *globalOptions) dropFlavor(f lock.Flavor) string {
+func (g *globalOptions) dropFlavor(f recipe.Flavor) string {
 	if g.settings != nil {
 		for _, row := range g.settings.rows {
 			if row.s.flag == "flavor" && row.origin.rank != fromFlag {
-				return fmt.Sprintf("the flavor %s comes from %s: give --flavor %s", f, row.origin.where, lock.FlavorCurator)
+				return fmt.Sprintf("the flavor %s comes from %s: give --flavor %s", f, row.origin.where, recipe.FlavorCurator)
 			}
 		}
 	}

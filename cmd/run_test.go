@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -46,7 +46,7 @@ func TestRunFlags(t *testing.T) {
 	defaults := func(o runOptions) runOptions {
 		o.Global = testGlobal()
 		if o.Flavor == "" {
-			o.Flavor = flavorValue(lock.FlavorCurator)
+			o.Flavor = flavorValue(recipe.FlavorCurator)
 		}
 		if o.ConflictCode == 0 {
 			o.ConflictCode = ExitBusy
@@ -74,7 +74,7 @@ func TestRunFlags(t *testing.T) {
 		{"no wait", newCmdRun, []string{"--path", "/locks/a", "--timeout", "0", "--", "true"},
 			runOptions{Paths: []string{"/locks/a"}, Wait: runner.NoWait, Argv: []string{"true"}}},
 		{"multi-path shared kazoo", newCmdRun, []string{"--path", "/b", "--path", "/a", "--shared", "--flavor", "kazoo", "--", "true"},
-			runOptions{Paths: []string{"/b", "/a"}, Shared: true, Flavor: flavorValue(lock.FlavorKazoo), Argv: []string{"true"}}},
+			runOptions{Paths: []string{"/b", "/a"}, Shared: true, Flavor: flavorValue(recipe.FlavorKazoo), Argv: []string{"true"}}},
 		{"limit", newCmdRun, []string{"--path", "/a", "--limit", "3", "--", "true"},
 			runOptions{Paths: []string{"/a"}, Limit: 3, Argv: []string{"true"}}},
 	} {

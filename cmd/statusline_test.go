@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestStatusLineClearedForMessages: a message printed while the status line
@@ -18,7 +18,7 @@ func TestStatusLineClearedForMessages(t *testing.T) {
 	now := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
 	s := &statusLine{w: &b, width: func() int { return 200 }, now: func() time.Time { return now }}
 	u := &ui{err: &b, prefix: "zklock: ", warnPfx: "zklock: warning: ", status: s}
-	ct, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000041")
+	ct, _ := recipe.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000041")
 	s.Waiting(runner.WaitStatus{Path: "/locks/a", Position: 2, Since: now.Add(-12 * time.Second),
 		Holder: &runner.Holder{Contender: ct, HeldSince: now.Add(-123 * time.Second),
 			NodeData: owner.NodeData{ByZklock: true, Owner: owner.Owner{Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"./report.sh"}}}}})

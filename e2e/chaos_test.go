@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // chaosDuration bounds the chaos run; the drain after it is bounded by the
@@ -297,7 +297,7 @@ func holderWorker(c *zktest.Cluster, path string, mu *sync.Mutex, pidOf map[int]
 	if err != nil {
 		return 0, false
 	}
-	q := lock.Contenders(children)
+	q := recipe.Contenders(children)
 	if len(q) == 0 {
 		return 0, false
 	}

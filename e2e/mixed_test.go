@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestMixedRecipesRefused: a path held as a semaphore refuses a plain or a
@@ -71,7 +71,7 @@ func nodesUnder(t *testing.T, path string) string {
 			return
 		}
 		for _, c := range ch {
-			if _, ok := lock.ParseSeq(c); ok {
+			if _, ok := recipe.ParseSeq(c); ok {
 				out = append(out, p+"/"+c)
 			}
 			walk(p + "/" + c)

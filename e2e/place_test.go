@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // gatedScript runs until the file named by $1 appears in $D.
@@ -97,7 +97,7 @@ func TestDeletedWaiterRejoins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := lock.Contenders(ch)
+	q := recipe.Contenders(ch)
 	old := q[1].Name
 	if err := conn.Delete(path+"/"+old, -1); err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestDeletedWaiterRejoins(t *testing.T) {
 	// Back in the queue with a new node, while the holder still runs.
 	zktest.Eventually(t, 10*time.Second, "the waiter to join again", func() bool {
 		ch, _, _ := conn.Children(path)
-		q := lock.Contenders(ch)
+		q := recipe.Contenders(ch)
 		return len(q) == 2 && q[1].Name != old
 	})
 	runsInTurn(t, dir, holder, holderErr, waiter, waiterErr)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestOnlyHolderAndNextSync: the quorum keepalive's syncs serve a holder,
@@ -31,7 +31,7 @@ func TestOnlyHolderAndNextSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := lock.Contenders(children)
+	q := recipe.Contenders(children)
 	if len(q) != 3 {
 		t.Fatalf("queue %v, want a holder and two waiters", children)
 	}

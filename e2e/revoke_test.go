@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // revoke runs `zklock revoke ARGS` to its end and returns its exit code
@@ -33,7 +33,7 @@ func sortedChildren(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, c := range lock.Contenders(ch) {
+	for _, c := range recipe.Contenders(ch) {
 		names = append(names, c.Name)
 	}
 	return names

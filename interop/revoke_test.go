@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/peers"
 	"github.com/zklock/zklock/internal/testkit/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // detected is a command inside the overlap detector: the shell itself holds
@@ -123,7 +123,7 @@ func TestCuratorRevokesZklock(t *testing.T) {
 		if err != nil || len(ch) != 2 {
 			return false
 		}
-		first = lock.Contenders(ch)[0].Name
+		first = recipe.Contenders(ch)[0].Name
 		return true
 	})
 

@@ -123,7 +123,7 @@ if [[ "${BENCH_MICRO:-$micro_default}" != 0 ]]; then
   info "Go micro-benchmarks of the lock package"
   benchtime=1s
   [[ -n "$quick" ]] && benchtime=100ms
-  go test -run '^$' -bench . -benchmem -benchtime "$benchtime" ./lock >"$tmp/microbench.txt" 2>&1 ||
+  go test -run '^$' -bench . -benchmem -benchtime "$benchtime" ./internal/recipe >"$tmp/microbench.txt" 2>&1 ||
     { cat "$tmp/microbench.txt" >&2; die "the lock package's micro-benchmarks failed"; }
   args+=(-micro "$tmp/microbench.txt")
 fi

@@ -2,7 +2,7 @@
 # Run the whole suite, as CI does, on a fresh machine or a used one:
 #
 #   scripts/test.sh                       # everything
-#   scripts/test.sh -run TestX ./lock     # extra args go to `go test`
+#   scripts/test.sh -run TestX ./internal/recipe     # extra args go to `go test`
 #
 # Stages: system dependencies, tracked files, gofmt, go vet, staticcheck,
 # the fast lane (go test -short: no server, no JVM), go test -race, lockexec
@@ -96,7 +96,7 @@ fi
 
 # Extra arguments pass through; ./... is added only when none of them names
 # packages, so `scripts/test.sh -run TestX` still covers every package while
-# `scripts/test.sh -run TestX ./lock` narrows to one.
+# `scripts/test.sh -run TestX ./internal/recipe` narrows to one.
 args=("$@")
 have_pkgs=""
 for a in "${args[@]}"; do

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/watch"
-	"github.com/zklock/zklock/lock"
 )
 
 // maxHoldersPerPath caps the holder info series of one lock path: a
@@ -115,7 +115,7 @@ func gauge(name, help string) *family { return &family{name: name, help: help, t
 
 // heldSince is when e took the lock: as its zklock wrote it, or else its
 // node's creation (the server's clock), which is no later.
-func heldSince(e lock.Entry) time.Time {
+func heldSince(e recipe.Entry) time.Time {
 	if d := owner.Decode(e.Data); d.ByZklock && !d.Owner.Acquired.IsZero() {
 		return d.Owner.Acquired
 	}
@@ -125,7 +125,7 @@ func heldSince(e lock.Entry) time.Time {
 // who is a holder's host, pid and command's name, as label values. A node
 // written by another client (Curator's IP address, Kazoo's identifier) is
 // its host; one this exporter may not read says nothing.
-func who(e lock.Entry) (host, pid, cmd string) {
+func who(e recipe.Entry) (host, pid, cmd string) {
 	if e.Unreadable {
 		return "", "", ""
 	}

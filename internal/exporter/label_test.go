@@ -8,9 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/tree"
 	"github.com/zklock/zklock/internal/watch"
-	"github.com/zklock/zklock/lock"
 )
 
 func TestLabelValue(t *testing.T) {
@@ -41,15 +41,15 @@ func TestFamilies(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	data := owner.Owner{Zklock: "1", Host: "h\"ost\n", PID: 42, Cmd: []string{"/usr/bin/back\\up", "x"},
 		Acquired: now.Add(-90 * time.Second)}.Encode()
-	q := func(p string, es ...lock.Entry) tree.Queue {
-		return tree.Queue{Queue: lock.Queue{Path: p, Entries: es}}
+	q := func(p string, es ...recipe.Entry) tree.Queue {
+		return tree.Queue{Queue: recipe.Queue{Path: p, Entries: es}}
 	}
 	st := state{read: true, state: stateConnected, lastOK: now, snap: watch.Snapshot{Changed: now, Tree: tree.Tree{Queues: []tree.Queue{
 		q("/locks/a",
-			lock.Entry{Contender: lock.Contender{Flavor: lock.FlavorCurator}, Holding: true, Data: data, Created: now.Add(-100 * time.Second)},
-			lock.Entry{Created: now.Add(-30 * time.Second)},
-			lock.Entry{Created: now.Add(-10 * time.Second)}),
-		q("/locks/b", lock.Entry{Contender: lock.Contender{Flavor: lock.FlavorKazoo}, Holding: true, Data: []byte("10.0.0.\xff1"), Created: now.Add(-5 * time.Second)}),
+			recipe.Entry{Contender: recipe.Contender{Flavor: recipe.FlavorCurator}, Holding: true, Data: data, Created: now.Add(-100 * time.Second)},
+			recipe.Entry{Created: now.Add(-30 * time.Second)},
+			recipe.Entry{Created: now.Add(-10 * time.Second)}),
+		q("/locks/b", recipe.Entry{Contender: recipe.Contender{Flavor: recipe.FlavorKazoo}, Holding: true, Data: []byte("10.0.0.\xff1"), Created: now.Add(-5 * time.Second)}),
 		q("/locks/c"),
 	}}}}
 	var b strings.Builder

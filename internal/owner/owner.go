@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // Owner is the JSON data zklock writes into its contender node, so that
@@ -44,15 +44,15 @@ type Owner struct {
 	Acquired time.Time `json:"acquired,omitzero"`
 	// Revoke is a revocation the holder was asked for and goes on
 	// regardless (its command must not be interrupted); zero if none.
-	Revoke lock.Revocation `json:"revoke,omitzero"`
-	Mode   string          `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
-	Limit  int             `json:"limit,omitempty"` // a semaphore's limit
+	Revoke recipe.Revocation `json:"revoke,omitzero"`
+	Mode   string            `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
+	Limit  int               `json:"limit,omitempty"` // a semaphore's limit
 	// Supersede marks a contender of a superseding queue, with its order
 	// key if it has one; nil in a plain queue (see lock.Supersede).
-	Supersede *lock.Supersede `json:"supersede,omitempty"`
+	Supersede *recipe.Supersede `json:"supersede,omitempty"`
 	// SupersededBy is the newer contender that told this waiter to leave
 	// its superseding queue, written by that contender; nil otherwise.
-	SupersededBy *lock.Superseder `json:"superseded_by,omitempty"`
+	SupersededBy *recipe.Superseder `json:"superseded_by,omitempty"`
 	// Written is this host's wall clock when it wrote a success record
 	// (see success.Write); zero in a contender node.
 	Written time.Time `json:"written,omitzero"`
@@ -76,7 +76,7 @@ func (o Owner) HeldSince() time.Time {
 const MaxCmdBytes = 4096
 
 // New describes this process, taking what m asks for.
-func New(version string, argv []string, m lock.Mode) Owner {
+func New(version string, argv []string, m recipe.Mode) Owner {
 	host, _ := os.Hostname()
 	name := ""
 	if u, err := user.Current(); err == nil {

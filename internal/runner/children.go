@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -42,5 +42,5 @@ func ContendersAt(ctx context.Context, conn zkconn.Options, path string) ([]stri
 		return nil, err
 	}
 	defer client.Close()
-	return lock.ContenderNames(ctx, client, path)
+	return recipe.ContenderNames(ctx, client, path)
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 )
 
 // How old is a success record? --once-per must answer without trusting
@@ -104,7 +104,7 @@ func abs(d time.Duration) time.Duration {
 // hostNow, this host's clock read after that stamp's reply: the youngest
 // age known (see the rule above). The doubt is nil when the ages agree
 // within clockTolerance and none is negative.
-func recordAge(rec success.Record, now lock.ServerTime, hostNow time.Time) (time.Duration, *ClockDoubt) {
+func recordAge(rec success.Record, now recipe.ServerTime, hostNow time.Time) (time.Duration, *ClockDoubt) {
 	d := &ClockDoubt{Server: now.At.Sub(rec.At), Record: rec.Epoch, Now: now.Epoch}
 	if !rec.ByZklock || rec.Owner.Written.IsZero() {
 		if d.Server < 0 {

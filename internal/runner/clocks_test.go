@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestRecordAge: the clock rule, case by case. The age is the youngest
@@ -22,11 +22,11 @@ func TestRecordAge(t *testing.T) {
 		}
 		return s
 	}
-	now := func(epoch uint32, at time.Time) lock.ServerTime { return lock.ServerTime{At: at, Epoch: epoch} }
+	now := func(epoch uint32, at time.Time) recipe.ServerTime { return recipe.ServerTime{At: at, Epoch: epoch} }
 	for _, tc := range []struct {
 		name  string
 		rec   success.Record
-		now   lock.ServerTime
+		now   recipe.ServerTime
 		host  time.Time
 		age   time.Duration
 		doubt string // in the doubt's text; "" for none
@@ -79,7 +79,7 @@ func TestRecordAgeEnds(t *testing.T) {
 					rec := success.Record{Path: "/j", At: t0.Add(leaderThen), Epoch: epochs[0],
 						NodeData: owner.NodeData{ByZklock: true, Owner: owner.Owner{Zklock: "1", Host: "h1", Written: t0.Add(writer)}}}
 					age := func(real time.Duration) time.Duration {
-						a, _ := recordAge(rec, lock.ServerTime{At: t0.Add(real + leaderNow), Epoch: epochs[1]}, t0.Add(real))
+						a, _ := recordAge(rec, recipe.ServerTime{At: t0.Add(real + leaderNow), Epoch: epochs[1]}, t0.Add(real))
 						return a
 					}
 					for _, real := range []time.Duration{0, time.Minute, window - time.Second} {

@@ -6,8 +6,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -30,14 +30,14 @@ type WaitTimeoutError struct {
 	// Waiting is the path waited on last, and Holders those who held it
 	// then (nil if unknown).
 	Waiting string
-	Holders []lock.Entry
+	Holders []recipe.Entry
 }
 
 func (e *WaitTimeoutError) Error() string {
-	return fmt.Sprintf("%v %s after %s", lock.ErrWaitTimeout, strings.Join(e.Paths, " "), e.After)
+	return fmt.Sprintf("%v %s after %s", recipe.ErrWaitTimeout, strings.Join(e.Paths, " "), e.After)
 }
 
-func (e *WaitTimeoutError) Unwrap() error { return lock.ErrWaitTimeout }
+func (e *WaitTimeoutError) Unwrap() error { return recipe.ErrWaitTimeout }
 
 // SignalError means a signal ended the wait before the command started.
 type SignalError struct {

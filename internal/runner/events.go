@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -45,7 +45,7 @@ type Acquired struct {
 }
 
 // Busy says that tryrun (or run with --timeout 0) found a lock taken.
-type Busy struct{ *lock.BusyError }
+type Busy struct{ *recipe.BusyError }
 
 // Skipped says that --once-per did not run the command: it succeeded
 // within the window, or the clocks that dated the success disagree.
@@ -64,7 +64,7 @@ type Lost struct {
 // Revoked says that someone asked for a lock to be given up: the holder's
 // command (each request, under --on-revoke ignore), or a waiter, which
 // leaves the queue.
-type Revoked struct{ *lock.RevokedError }
+type Revoked struct{ *recipe.RevokedError }
 
 // Started says that the command is running, as process PID.
 type Started struct{ PID int }
@@ -106,9 +106,9 @@ func (o *Options) emit(e Event) {
 // every way to such an end is reported, wherever it was decided.
 func (o *Options) reportOutcome(err error) {
 	var (
-		busy    *lock.BusyError
+		busy    *recipe.BusyError
 		recent  *RecentSuccessError
-		revoked *lock.RevokedError
+		revoked *recipe.RevokedError
 	)
 	if o.reported {
 		return
@@ -189,7 +189,7 @@ func (o *Options) lostOnce(c *zkconn.Client, err error) {
 }
 
 // reportAcquired emits one Acquired for a lock taken.
-func (o *Options) reportAcquired(ctx context.Context, c *zkconn.Client, l *lock.Lease, wait time.Duration) {
+func (o *Options) reportAcquired(ctx context.Context, c *zkconn.Client, l *recipe.Lease, wait time.Duration) {
 	if o.Events == nil {
 		return
 	}

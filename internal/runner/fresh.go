@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -67,7 +67,7 @@ func (o *Options) watchSuccess(ctx context.Context, c *zkconn.Client, path strin
 		o.logf("%s: could not read the server's clock before joining (%v)", path, err)
 		return f, nil
 	}
-	age, doubt := recordAge(rec, lock.Modified(stamp), time.Now())
+	age, doubt := recordAge(rec, recipe.Modified(stamp), time.Now())
 	if age < o.OncePer {
 		if doubt == nil { // else the error says it all
 			o.logf("%s; not joining the queue", o.skipLine(rec, age))

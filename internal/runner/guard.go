@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -178,7 +178,7 @@ func (g *guard) sayGranted(ct zkconn.Contact, b Budget) {
 // guardLeases runs g over leases (and the re-entered nodes' losses in
 // inherited, which may be nil) and reports the first loss on the returned
 // channel. Its goroutines end with ctx.
-func guardLeases(ctx context.Context, g *guard, leases []*lock.Lease, inherited <-chan error) <-chan error {
+func guardLeases(ctx context.Context, g *guard, leases []*recipe.Lease, inherited <-chan error) <-chan error {
 	gone := make(chan error, len(leases)+1)
 	for _, l := range leases {
 		go func() {

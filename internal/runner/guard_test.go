@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -360,10 +360,10 @@ func TestGuardLeaseLoss(t *testing.T) {
 	r.ren.next(t)
 	r.armed(t)
 	r.clock.set(t0.Add(time.Second))
-	r.gone <- fmt.Errorf("%w: /x/n", lock.ErrNodeGone)
+	r.gone <- fmt.Errorf("%w: /x/n", recipe.ErrNodeGone)
 	err := <-r.lost
 	var urgent interface{ Urgency() lockexec.Urgency }
-	if !errors.Is(err, lock.ErrNodeGone) || !errors.As(err, &urgent) || urgent.Urgency() != lockexec.AtOnce {
+	if !errors.Is(err, recipe.ErrNodeGone) || !errors.As(err, &urgent) || urgent.Urgency() != lockexec.AtOnce {
 		t.Fatalf("lost %v, want the node's deletion, to be acted on at once", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -27,7 +27,7 @@ const EnvHeld = "ZKLOCK_HELD"
 
 // hold is one lock that a zklock holds, as EnvHeld describes it.
 type hold struct {
-	Mode    lock.Mode
+	Mode    recipe.Mode
 	Session int64
 	PID     int
 	Node    string
@@ -36,7 +36,7 @@ type hold struct {
 // Path is the lock path that the hold's node belongs to.
 func (h hold) Path() string {
 	dir := path.Dir(h.Node)
-	if h.Mode.Kind() == lock.SemaphoreLease {
+	if h.Mode.Kind() == recipe.SemaphoreLease {
 		return path.Dir(dir)
 	}
 	return dir
@@ -47,29 +47,29 @@ func (h hold) String() string {
 }
 
 // modeName is a mode as EnvHeld writes it.
-func modeName(m lock.Mode) string {
-	if m.Kind() == lock.SemaphoreLease {
+func modeName(m recipe.Mode) string {
+	if m.Kind() == recipe.SemaphoreLease {
 		return "limit=" + strconv.Itoa(m.Limit())
 	}
 	return m.Kind().String()
 }
 
-func parseMode(s string) (lock.Mode, bool) {
+func parseMode(s string) (recipe.Mode, bool) {
 	switch s {
 	case "exclusive":
-		return lock.ModeExclusive, true
+		return recipe.ModeExclusive, true
 	case "shared":
-		return lock.ModeShared, true
+		return recipe.ModeShared, true
 	}
 	n, ok := strings.CutPrefix(s, "limit=")
 	if !ok {
-		return lock.Mode{}, false
+		return recipe.Mode{}, false
 	}
 	limit, err := strconv.Atoi(n)
 	if err != nil || limit < 1 {
-		return lock.Mode{}, false
+		return recipe.Mode{}, false
 	}
-	return lock.ModeLimit(limit), true
+	return recipe.ModeLimit(limit), true
 }
 
 var nodeEscaper = strings.NewReplacer("%", "%25", " ", "%20")
@@ -103,7 +103,7 @@ func parseHeld(v string) []hold {
 			continue
 		}
 		h := hold{Mode: m, Session: int64(sess), PID: pid, Node: node}
-		if m.Kind() == lock.SemaphoreLease && path.Base(path.Dir(node)) != "leases" {
+		if m.Kind() == recipe.SemaphoreLease && path.Base(path.Dir(node)) != "leases" {
 			continue
 		}
 		out = append(out, h)
@@ -137,14 +137,14 @@ func formatHeld(hs []hold) string {
 // an exclusive hold covers an exclusive or a shared request, a shared hold
 // only a shared one, and a lease only a lease of the same semaphore (the
 // same limit).
-func covers(held, want lock.Mode) bool {
+func covers(held, want recipe.Mode) bool {
 	switch held.Kind() {
-	case lock.Exclusive:
-		return want.Kind() == lock.Exclusive || want.Kind() == lock.Shared
-	case lock.Shared:
-		return want.Kind() == lock.Shared
+	case recipe.Exclusive:
+		return want.Kind() == recipe.Exclusive || want.Kind() == recipe.Shared
+	case recipe.Shared:
+		return want.Kind() == recipe.Shared
 	}
-	return want.Kind() == lock.SemaphoreLease && want.Limit() == held.Limit()
+	return want.Kind() == recipe.SemaphoreLease && want.Limit() == held.Limit()
 }
 
 // serverPath is p, a path under chroot, as the server names it.

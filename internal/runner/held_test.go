@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // TestHeldRoundTrip: every mode, and node paths with spaces, colons and
@@ -12,9 +12,9 @@ import (
 // skipped rather than trusted.
 func TestHeldRoundTrip(t *testing.T) {
 	hs := []hold{
-		{Mode: lock.ModeExclusive, Session: 0x1000a2b3c4d0005, PID: 42, Node: "/locks/deploy/_c_x-lock-0000000003"},
-		{Mode: lock.ModeShared, Session: 1, PID: 7, Node: "/a b/c:d%20/_c_y-__READ__0000000001"},
-		{Mode: lock.ModeLimit(3), Session: -2, PID: 9, Node: "/sem/leases/_c_z-lease-0000000004"},
+		{Mode: recipe.ModeExclusive, Session: 0x1000a2b3c4d0005, PID: 42, Node: "/locks/deploy/_c_x-lock-0000000003"},
+		{Mode: recipe.ModeShared, Session: 1, PID: 7, Node: "/a b/c:d%20/_c_y-__READ__0000000001"},
+		{Mode: recipe.ModeLimit(3), Session: -2, PID: 9, Node: "/sem/leases/_c_z-lease-0000000004"},
 	}
 	v := formatHeld(hs)
 	got := parseHeld(v + " junk exclusive:12:1:/x shared:0x1:0:/x limit=0:0x1:1:/s/leases/n limit=2:0x1:1:/s/n")
@@ -35,9 +35,9 @@ func TestHeldRoundTrip(t *testing.T) {
 
 // TestCovers states the re-entry rules.
 func TestCovers(t *testing.T) {
-	ex, sh, l3, l2 := lock.ModeExclusive, lock.ModeShared, lock.ModeLimit(3), lock.ModeLimit(2)
+	ex, sh, l3, l2 := recipe.ModeExclusive, recipe.ModeShared, recipe.ModeLimit(3), recipe.ModeLimit(2)
 	for _, tc := range []struct {
-		held, want lock.Mode
+		held, want recipe.Mode
 		ok         bool
 	}{
 		{ex, ex, true}, {ex, sh, true}, {ex, l3, false},

@@ -8,10 +8,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/tree"
 	"github.com/zklock/zklock/internal/view"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -90,7 +90,7 @@ func (o InspectOptions) warnSkipped(skipped []string, warned map[string]bool) {
 
 // treeTable writes list's table and the last successes below it.
 func (o InspectOptions) treeTable(w io.Writer, t tree.Tree, now time.Time) error {
-	var all []lock.Entry
+	var all []recipe.Entry
 	for _, q := range t.Queues {
 		all = append(all, q.Entries...)
 	}
@@ -101,7 +101,7 @@ func (o InspectOptions) treeTable(w io.Writer, t tree.Tree, now time.Time) error
 }
 
 // table writes entries as a table, or the line none when there are none.
-func (o InspectOptions) table(w io.Writer, es []lock.Entry, withPath bool, none string, now time.Time) error {
+func (o InspectOptions) table(w io.Writer, es []recipe.Entry, withPath bool, none string, now time.Time) error {
 	if len(es) == 0 {
 		_, err := fmt.Fprintln(w, none)
 		return err
@@ -110,7 +110,7 @@ func (o InspectOptions) table(w io.Writer, es []lock.Entry, withPath bool, none 
 }
 
 func (o InspectOptions) holders(ctx context.Context, client *zkconn.Client) error {
-	hs, err := lock.Holders(ctx, client, o.Path)
+	hs, err := recipe.Holders(ctx, client, o.Path)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (o InspectOptions) holders(ctx context.Context, client *zkconn.Client) erro
 }
 
 // holdersTable writes holders' table and the last success below it.
-func (o InspectOptions) holdersTable(w io.Writer, hs []lock.Entry, last *success.Record, now time.Time) error {
+func (o InspectOptions) holdersTable(w io.Writer, hs []recipe.Entry, last *success.Record, now time.Time) error {
 	if err := o.table(w, hs, false, o.Path+" is free", now); err != nil {
 		return err
 	}

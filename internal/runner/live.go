@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/internal/watch"
-	"github.com/zklock/zklock/lock"
 )
 
 // Live is how list and holders show the queues.
@@ -94,7 +94,7 @@ func (o InspectOptions) frame(s watch.Snapshot) error {
 		}
 		err = o.fitted(&b, s.Holders, last, rows, now)
 	} else {
-		var es []lock.Entry
+		var es []recipe.Entry
 		var last []success.Record
 		for _, q := range s.Tree.Queues {
 			es = append(es, q.Entries...)
@@ -113,7 +113,7 @@ func (o InspectOptions) frame(s watch.Snapshot) error {
 // fitted writes a live view's table of es with the last successes below
 // it, in at most rows lines when rows is above zero: what does not fit is
 // left out and counted on the last line.
-func (o InspectOptions) fitted(b *strings.Builder, es []lock.Entry, last []success.Record, rows int, now time.Time) error {
+func (o InspectOptions) fitted(b *strings.Builder, es []recipe.Entry, last []success.Record, rows int, now time.Time) error {
 	var cut view.Cut
 	if rows > 0 {
 		es, cut = view.FitEntries(es, rows, len(last))

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // TestFittedScreen: a live frame too small for its queue never claims the
 // lock is free, keeps the holder before any waiter, and counts the rest;
 // with no size known it shows everything.
 func TestFittedScreen(t *testing.T) {
-	es := []lock.Entry{{Path: "/p", Position: 1, Holding: true}, {Path: "/p", Position: 2}, {Path: "/p", Position: 3}}
+	es := []recipe.Entry{{Path: "/p", Position: 1, Holding: true}, {Path: "/p", Position: 2}, {Path: "/p", Position: 3}}
 	for _, tc := range []struct {
 		rows      int
 		want, not []string

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -56,7 +56,7 @@ func runOptions(t *testing.T, argv ...string) Options {
 		Conn:         zkconn.Options{ConnString: cs, SessionTimeout: 4 * time.Second, ConnectTimeout: 10 * time.Second},
 		Paths:        []string{shared.Path(t)},
 		Argv:         argv,
-		Mode:         lock.ModeExclusive,
+		Mode:         recipe.ModeExclusive,
 		Wait:         WaitForever,
 		ConflictCode: 75,
 		Version:      "test",

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -22,14 +22,14 @@ const recordTimeout = 5 * time.Second
 // writer's (the clock of the host that wrote it): see recordAge,
 // clocks.go. The command runs once that age has passed the window. It
 // returns the lease at which to record a success.
-func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me owner.Owner) (*lock.Lease, error) {
+func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me owner.Owner) (*recipe.Lease, error) {
 	p := successPath(o.Paths)
 	for _, in := range h.inherited {
 		if in.Path() == p {
 			return nil, &OnceHeldError{Path: p, PID: in.PID}
 		}
 	}
-	var l *lock.Lease
+	var l *recipe.Lease
 	for _, x := range h.leases {
 		if x.Path == p {
 			l = x
@@ -86,7 +86,7 @@ func successPath(paths []string) string { return canonical(paths)[0] }
 // that the next holder sees it. A failure to write it costs a later run
 // that would have been skipped, never a run that should have happened: it
 // is a warning.
-func (o *Options) recordSuccess(c *zkconn.Client, l *lock.Lease, me owner.Owner) {
+func (o *Options) recordSuccess(c *zkconn.Client, l *recipe.Lease, me owner.Owner) {
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
 	at, err := success.Write(ctx, c, l.Path, me, time.Now())

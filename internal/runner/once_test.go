@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestSuccessPath: a job's record is at the first of its paths in sorted
@@ -54,7 +54,7 @@ func TestOncePerWriterClock(t *testing.T) {
 	// and returns when the write was answered, on this host's clock.
 	skewed := func(skew time.Duration) time.Time {
 		t.Helper()
-		me := owner.New("test", []string{"./job"}, lock.ModeExclusive)
+		me := owner.New("test", []string{"./job"}, recipe.ModeExclusive)
 		if _, err := success.Write(shared.Ctx(t, 10*time.Second), shared.Client(t), path, me, time.Now().Add(skew)); err != nil {
 			t.Fatal(err)
 		}

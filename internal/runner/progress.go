@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -48,7 +48,7 @@ type WaitStatus struct {
 	Holder *Holder
 	// Since is when this process joined the queue.
 	Since time.Time
-	wait  lock.Wait
+	wait  recipe.Wait
 }
 
 // Deadline is when the wait gives up, if it has a timeout.
@@ -56,7 +56,7 @@ func (s WaitStatus) Deadline() (time.Time, bool) { return s.wait.Deadline() }
 
 // Holder is the holder of a lock that zklock waits for.
 type Holder struct {
-	lock.Contender
+	recipe.Contender
 	owner.NodeData
 	// HeldSince is when it took the lock, on this host's clock. It comes
 	// from the server's timestamps, which every client shares: the
@@ -88,13 +88,13 @@ type progressWatch struct {
 	mu     sync.Mutex
 	c      *zkconn.Client // the session waiting; a new one after a lost place
 	path   string
-	at     lock.Waiting
+	at     recipe.Waiting
 	since  time.Time
-	wait   lock.Wait
+	wait   recipe.Wait
 	closed bool
 }
 
-func newProgressWatch(ev Events, follow bool, since time.Time, wait lock.Wait) *progressWatch {
+func newProgressWatch(ev Events, follow bool, since time.Time, wait recipe.Wait) *progressWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &progressWatch{ev: ev, follow: follow, ctx: ctx, cancel: cancel, since: since, wait: wait,
 		done: make(chan struct{}), wake: make(chan struct{}, 1)}
@@ -103,7 +103,7 @@ func newProgressWatch(ev Events, follow bool, since time.Time, wait lock.Wait) *
 }
 
 // onWait records a wait's state; it returns at once.
-func (w *progressWatch) onWait(c *zkconn.Client, path string, at lock.Waiting) {
+func (w *progressWatch) onWait(c *zkconn.Client, path string, at recipe.Waiting) {
 	w.mu.Lock()
 	w.c, w.path, w.at = c, path, at
 	w.mu.Unlock()
@@ -237,7 +237,7 @@ func (w *progressWatch) readHolder(c *zkconn.Client, node string, own ownClock, 
 		}
 		return nil, nil
 	}
-	ct, _ := lock.ParseContender(path.Base(node))
+	ct, _ := recipe.ParseContender(path.Base(node))
 	h := &Holder{Contender: ct, NodeData: owner.Decode(data)}
 	h.HeldSince = heldSince(time.UnixMilli(st.Ctime), h.NodeData, own.offset, tookOver)
 	return h, ev
@@ -274,7 +274,7 @@ func (w *progressWatch) relist() {
 	if err != nil {
 		return
 	}
-	q := lock.Contenders(children)
+	q := recipe.Contenders(children)
 	own := path.Base(at.Node)
 	for i, ct := range q {
 		if ct.Name != own {

@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -42,7 +42,7 @@ func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited
 			take = append(take, p)
 			continue
 		}
-		node, ok, err := lock.HeldBy(ctx, c, h.Node, h.Session)
+		node, ok, err := recipe.HeldBy(ctx, c, h.Node, h.Session)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -68,7 +68,7 @@ func (o *Options) reenter(ctx context.Context, c *zkconn.Client) (in []inherited
 		}
 		token := node.Czxid
 		if !covers(h.Mode, o.Mode) {
-			if h.Mode.Kind() == lock.Shared && o.Mode.Kind() == lock.Exclusive {
+			if h.Mode.Kind() == recipe.Shared && o.Mode.Kind() == recipe.Exclusive {
 				// It would queue behind its own ancestor's read lock,
 				// which is released only after this zklock exits.
 				return nil, nil, &UpgradeError{Path: p, PID: h.PID}

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/view"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -35,7 +35,7 @@ type RevokeOptions struct {
 type RevokeTimeoutError struct {
 	Path    string
 	After   time.Duration
-	Holding []lock.Entry // those revoked, still there
+	Holding []recipe.Entry // those revoked, still there
 }
 
 func (e *RevokeTimeoutError) Error() string {
@@ -46,7 +46,7 @@ func (e *RevokeTimeoutError) Error() string {
 // has no revocation (Kazoo): nothing was written to it.
 type NotRevocableError struct {
 	Path    string
-	Holders []lock.Entry
+	Holders []recipe.Entry
 }
 
 func (e *NotRevocableError) Error() string {
@@ -65,9 +65,9 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 		return err
 	}
 	defer client.Close()
-	done, err := lock.Revoke(ctx, client, o.Path, o.Node, lock.Requester())
+	done, err := recipe.Revoke(ctx, client, o.Path, o.Node, recipe.Requester())
 	asked := done.Asked
-	if errors.Is(err, lock.ErrHandoffChurn) {
+	if errors.Is(err, recipe.ErrHandoffChurn) {
 		// Those asked were asked; the lock is busy changing hands.
 		if err := printAsked(o.Out, o.Path, asked); err != nil {
 			return err
@@ -98,11 +98,11 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 	wctx := ctx
 	if d, ok := o.Wait.Timeout(); ok {
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithDeadlineCause(ctx, start.Add(d), lock.ErrWaitTimeout)
+		wctx, cancel = context.WithDeadlineCause(ctx, start.Add(d), recipe.ErrWaitTimeout)
 		defer cancel()
 	}
-	err = lock.Released(wctx, client, asked)
-	if err != nil && errors.Is(context.Cause(wctx), lock.ErrWaitTimeout) {
+	err = recipe.Released(wctx, client, asked)
+	if err != nil && errors.Is(context.Cause(wctx), recipe.ErrWaitTimeout) {
 		timeout, _ := o.Wait.Timeout()
 		return &ConflictError{Err: &RevokeTimeoutError{Path: o.Path, After: timeout, Holding: asked}, Code: o.ConflictCode}
 	}
@@ -118,7 +118,7 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 
 // nothingToRevoke says why a revoke asked nobody, given the contenders
 // that left before the request reached them.
-func nothingToRevoke(path, node string, left []lock.Entry) string {
+func nothingToRevoke(path, node string, left []recipe.Entry) string {
 	switch {
 	case node != "" && len(left) > 0:
 		return fmt.Sprintf("contender %s of %s left before the request reached it", node, path)
@@ -137,7 +137,7 @@ func nothingToRevoke(path, node string, left []lock.Entry) string {
 }
 
 // printAsked says which contenders of path were asked to give up.
-func printAsked(w io.Writer, path string, asked []lock.Entry) error {
+func printAsked(w io.Writer, path string, asked []recipe.Entry) error {
 	for _, e := range asked {
 		role := "holder"
 		if !e.Holding {

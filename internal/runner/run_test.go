@@ -14,10 +14,10 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/lockexec"
 )
 
@@ -36,9 +36,9 @@ func run(t *testing.T, o Options) error {
 
 // holdLock takes path with a client of its own, as another zklock would,
 // and releases it when the test ends.
-func holdLock(t *testing.T, path string, data []byte) *lock.Lease {
+func holdLock(t *testing.T, path string, data []byte) *recipe.Lease {
 	t.Helper()
-	l, err := lock.Acquire(shared.Ctx(t, 10*time.Second), shared.Client(t), path, lock.Request{Data: data})
+	l, err := recipe.Acquire(shared.Ctx(t, 10*time.Second), shared.Client(t), path, recipe.Request{Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestTryBusy(t *testing.T) {
 	holder := holdLock(t, o.Paths[0], nil)
 	err := run(t, o)
 	var conflict *ConflictError
-	var busy *lock.BusyError
+	var busy *recipe.BusyError
 	if !errors.As(err, &conflict) || conflict.Code != 75 || !errors.As(err, &busy) || o.Paths[0]+"/"+busy.Holder.Name != holder.Node {
 		t.Fatalf("Run = %v, want a conflict naming %s", err, holder.Node)
 	}
@@ -196,14 +196,14 @@ func TestReenterAncestorsLock(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "node")
 	o := runOptions(t, "sh", "-c", `echo "$ZKLOCK_NODE" >"$0"`, out)
 	// The ancestor: this test binary's parent, as far as the node says.
-	ancestor := owner.New("test", []string{"outer"}, lock.ModeExclusive)
+	ancestor := owner.New("test", []string{"outer"}, recipe.ModeExclusive)
 	ancestor.PID = os.Getppid()
 	c := shared.Client(t)
-	l, err := lock.Acquire(shared.Ctx(t, 10*time.Second), c, o.Paths[0], lock.Request{Data: ancestor.Encode()})
+	l, err := recipe.Acquire(shared.Ctx(t, 10*time.Second), c, o.Paths[0], recipe.Request{Data: ancestor.Encode()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(EnvHeld, formatHeld([]hold{{Mode: lock.ModeExclusive, Session: c.SessionID(), PID: ancestor.PID, Node: l.Node}}))
+	t.Setenv(EnvHeld, formatHeld([]hold{{Mode: recipe.ModeExclusive, Session: c.SessionID(), PID: ancestor.PID, Node: l.Node}}))
 	if err := run(t, o); err != nil {
 		t.Fatal(err)
 	}

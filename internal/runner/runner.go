@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -34,8 +34,8 @@ type Options struct {
 	Paths []string
 	Argv  []string
 	// Mode is what to take at every path; Flavor picks the node names.
-	Mode   lock.Mode
-	Flavor lock.Flavor
+	Mode   recipe.Mode
+	Flavor recipe.Flavor
 	// Wait is how long to wait for the locks.
 	Wait WaitLimit
 	// ConflictCode is the exit code for busy and wait timeouts.
@@ -55,7 +55,7 @@ type Options struct {
 	// Supersede, if set, waits in a superseding queue: a newer contender
 	// (or one with a higher order key) takes this one's place while it
 	// waits (lock.Supersede).
-	Supersede *lock.Supersede
+	Supersede *recipe.Supersede
 	// Logf prints progress for -v, and is nil without it: what only -v
 	// shows is then not worked out. Warnf prints warnings; it may be nil.
 	Logf, Warnf func(format string, args ...any)
@@ -132,7 +132,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		o.marks.mark("released")
 	}()
 
-	var once *lock.Lease
+	var once *recipe.Lease
 	if o.OncePer > 0 {
 		if once, err = o.checkOnce(ctx, client, h, me); err != nil {
 			return err
@@ -193,7 +193,7 @@ func Run(ctx context.Context, o Options) (err error) {
 // guard watches what the command runs under: the locks taken (see guard),
 // which also renews the watchdog's deadlines, and the locks re-entered.
 // lost carries the first loss, revoked each revocation request.
-func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, wd *lockexec.Watchdog) (lost <-chan error, revoked <-chan *lock.RevokedError) {
+func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, wd *lockexec.Watchdog) (lost <-chan error, revoked <-chan *recipe.RevokedError) {
 	// The ancestors' zklocks guard the locks re-entered, but release
 	// them when their own commands exit: a re-entered run left in the
 	// background would go on without its lock. Their nodes' deletion
@@ -204,7 +204,7 @@ func (o *Options) guard(ctx context.Context, client *zkconn.Client, h held, wd *
 		for _, in := range h.inherited {
 			nodes = append(nodes, in.Node)
 		}
-		inheritedLost = lock.WatchHeld(ctx, client, nodes)
+		inheritedLost = recipe.WatchHeld(ctx, client, nodes)
 	}
 	if len(h.leases) == 0 {
 		return inheritedLost, nil
@@ -239,8 +239,8 @@ func (o *Options) confirmQuorum(ctx context.Context, client *zkconn.Client, b Bu
 
 // revokeRequests passes on the revocation requests written into any of
 // leases. The goroutines end with ctx.
-func revokeRequests(ctx context.Context, leases []*lock.Lease) <-chan *lock.RevokedError {
-	out := make(chan *lock.RevokedError, len(leases))
+func revokeRequests(ctx context.Context, leases []*recipe.Lease) <-chan *recipe.RevokedError {
+	out := make(chan *recipe.RevokedError, len(leases))
 	for _, l := range leases {
 		go func() {
 			for {
@@ -374,7 +374,7 @@ const revokeNoteTimeout = 5 * time.Second
 // request: for as long as the command runs on under Ignore, and through
 // the kill grace under Terminate, until the holder has released. The
 // note costs the stop one write. The goroutine ends with ctx.
-func (o *Options) revocations(ctx context.Context, leases []*lock.Lease, in <-chan *lock.RevokedError, me owner.Owner) <-chan error {
+func (o *Options) revocations(ctx context.Context, leases []*recipe.Lease, in <-chan *recipe.RevokedError, me owner.Owner) <-chan error {
 	out := make(chan error, 1)
 	go func() {
 		for {
@@ -411,7 +411,7 @@ func canonical(paths []string) []string {
 // held is what a run holds: the locks it took, and those of an ancestor
 // zklock that it re-entered.
 type held struct {
-	leases    []*lock.Lease
+	leases    []*recipe.Lease
 	inherited []inherited
 }
 
@@ -479,7 +479,7 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 // server. Both waits last as long as the session may (ReleaseDeadline),
 // not a fixed time: on a loaded machine a server may be slow to come back
 // or to answer, and a release that happened must not be warned about.
-func (o *Options) finish(c *zkconn.Client, held []*lock.Lease) {
+func (o *Options) finish(c *zkconn.Client, held []*recipe.Lease) {
 	if len(held) == 0 {
 		c.Close()
 		return
@@ -596,9 +596,9 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 			return client, held{leases: leases}, recent
 		}
 		if err == nil {
-			err = lock.VerifyAll(ctx, leases)
+			err = recipe.VerifyAll(ctx, leases)
 		}
-		var gone *lock.NodeGoneError
+		var gone *recipe.NodeGoneError
 		switch {
 		case err == nil:
 			return client, held{leases: leases, inherited: in}, nil
@@ -637,13 +637,13 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 }
 
 // redial opens a new session to join again, within the wait's deadline.
-func (o *Options) redial(ctx context.Context, wait lock.Wait) (*zkconn.Client, error) {
+func (o *Options) redial(ctx context.Context, wait recipe.Wait) (*zkconn.Client, error) {
 	if d, ok := wait.Deadline(); ok {
-		dctx, cancel := context.WithDeadlineCause(ctx, d, lock.ErrWaitTimeout)
+		dctx, cancel := context.WithDeadlineCause(ctx, d, recipe.ErrWaitTimeout)
 		defer cancel()
 		client, err := o.dial(dctx)
-		if err != nil && errors.Is(context.Cause(dctx), lock.ErrWaitTimeout) {
-			return nil, lock.ErrWaitTimeout
+		if err != nil && errors.Is(context.Cause(dctx), recipe.ErrWaitTimeout) {
+			return nil, recipe.ErrWaitTimeout
 		}
 		return client, err
 	}
@@ -697,10 +697,10 @@ func roundTripText(d time.Duration) string {
 // lockAll takes the paths in order, and returns the leases taken (also on
 // error) and the path it was waiting on last.
 // With pw set, it tells pw where each wait stands.
-func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait lock.Wait, pw *progressWatch) ([]*lock.Lease, string, error) {
-	r := lock.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode(), Supersede: o.Supersede,
+func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []string, me owner.Owner, wait recipe.Wait, pw *progressWatch) ([]*recipe.Lease, string, error) {
+	r := recipe.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode(), Supersede: o.Supersede,
 		OnQueued: func() { o.placed = true }}
-	var leases []*lock.Lease
+	var leases []*recipe.Lease
 	for _, path := range paths {
 		// A wait behind an ancestor zklock would never end: the checks
 		// of selfWatch end it (see SelfWaitError).
@@ -717,7 +717,7 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 				o.wd.start()
 			}
 		}
-		r.OnWait = func(at lock.Waiting) {
+		r.OnWait = func(at recipe.Waiting) {
 			o.gc.waiting()
 			self.onWait(path, at)
 			if pw != nil {
@@ -726,7 +726,7 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 			o.logf("waiting for %s at position %d behind %s", path, at.Position, at.Ahead.Name)
 		}
 		began := time.Now()
-		l, err := lock.Acquire(lctx, client, path, r)
+		l, err := recipe.Acquire(lctx, client, path, r)
 		var selfErr *SelfWaitError
 		if err != nil && errors.As(context.Cause(lctx), &selfErr) {
 			err = selfErr
@@ -770,7 +770,7 @@ type settling struct {
 // no collection. Until the record is written, a reader shows when the
 // holder joined the queue. stop cancels what has not run, and waits for
 // what has started.
-func (o *Options) settleAfter(d time.Duration, leases []*lock.Lease, acquired owner.Owner) *settling {
+func (o *Options) settleAfter(d time.Duration, leases []*recipe.Lease, acquired owner.Owner) *settling {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &settling{cancel: cancel, done: make(chan struct{})}
 	s.timer = time.AfterFunc(d, func() {
@@ -805,7 +805,7 @@ func (s *settling) stop() {
 
 // giveBack deletes the nodes of leases before joining again: the other
 // jobs' watches fire as on any release.
-func giveBack(ctx context.Context, leases []*lock.Lease) {
+func giveBack(ctx context.Context, leases []*recipe.Lease) {
 	for _, l := range leases {
 		_ = l.Release(ctx)
 	}
@@ -815,15 +815,15 @@ func giveBack(ctx context.Context, leases []*lock.Lease) {
 // conflicts (--conflict-exit-code), the rest stays as it is.
 func (o *Options) acquireErr(ctx context.Context, client *zkconn.Client, waitingOn string, err error) error {
 	var (
-		busy       *lock.BusyError
-		superseded *lock.SupersededError
+		busy       *recipe.BusyError
+		superseded *recipe.SupersededError
 	)
 	switch {
 	case errors.As(err, &busy):
 		return &ConflictError{Err: busy, Code: o.ConflictCode}
 	case errors.As(err, &superseded):
 		return &ConflictError{Err: superseded, Code: o.ConflictCode}
-	case errors.Is(err, lock.ErrWaitTimeout) && ctx.Err() == nil:
+	case errors.Is(err, recipe.ErrWaitTimeout) && ctx.Err() == nil:
 		timeout, _ := o.Wait.Timeout()
 		e := &WaitTimeoutError{Paths: o.Paths, After: timeout, Waiting: waitingOn}
 		if client != nil && waitingOn != "" {
@@ -835,10 +835,10 @@ func (o *Options) acquireErr(ctx context.Context, client *zkconn.Client, waiting
 }
 
 // holders reads who holds path, for a timeout message; nil if unknown.
-func holders(c *zkconn.Client, path string) []lock.Entry {
+func holders(c *zkconn.Client, path string) []recipe.Entry {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	hs, err := lock.Holders(ctx, c, path)
+	hs, err := recipe.Holders(ctx, c, path)
 	if err != nil {
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -58,7 +58,7 @@ func newSelfWatch(ctx context.Context, c *zkconn.Client, cancel context.CancelCa
 // ancestor that holds the lock is the holder, or a reader the wait queues
 // behind; as the others ahead leave, each wait starts again, and the
 // ancestor becomes the one ahead.
-func (s *selfWatch) onWait(path string, at lock.Waiting) {
+func (s *selfWatch) onWait(path string, at recipe.Waiting) {
 	if !ancestryKnown {
 		return
 	}

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // TestCommandVariablesDocumented: the variables environment gives the
 // command are exactly those CommandVariables documents.
 func TestCommandVariablesDocumented(t *testing.T) {
 	t.Setenv(EnvHeld, "")
-	h := held{inherited: []inherited{{hold: hold{Mode: lock.ModeExclusive, Session: 0x10, PID: 42, Node: "/locks/a/_c_x-lock-0000000001"}, Token: 7}}}
+	h := held{inherited: []inherited{{hold: hold{Mode: recipe.ModeExclusive, Session: 0x10, PID: 42, Node: "/locks/a/_c_x-lock-0000000001"}, Token: 7}}}
 	env, err := environment(context.Background(), nil, h)
 	if err != nil {
 		t.Fatal(err)

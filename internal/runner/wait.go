@@ -3,7 +3,7 @@ package runner
 import (
 	"time"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // WaitLimit is how long Run waits for its locks: not at all (NoWait, tryrun), at
@@ -39,12 +39,12 @@ func (w WaitLimit) Timeout() (time.Duration, bool) { return w.timeout, w.bounded
 // rejoin after a lost place, so the timeout bounds the whole wait. The lock
 // package ends only a wait at the deadline: a lock that is free when zklock
 // looks is taken whatever the timeout.
-func (w WaitLimit) start(now time.Time) lock.Wait {
+func (w WaitLimit) start(now time.Time) recipe.Wait {
 	switch {
 	case w.try:
-		return lock.NoWait
+		return recipe.NoWait
 	case w.bounded:
-		return lock.WaitUntil(now.Add(w.timeout))
+		return recipe.WaitUntil(now.Add(w.timeout))
 	}
-	return lock.WaitForever
+	return recipe.WaitForever
 }

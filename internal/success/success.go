@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -74,7 +74,7 @@ func Of(path string, data []byte, st *zk.Stat) Record { return successOf(path, d
 
 // successOf is the record read at path as data with stat st.
 func successOf(path string, data []byte, st *zk.Stat) Record {
-	t := lock.Modified(st)
+	t := recipe.Modified(st)
 	return Record{Path: path, At: t.At, Epoch: t.Epoch, NodeData: owner.Decode(data)}
 }
 

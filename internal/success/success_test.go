@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -19,7 +19,7 @@ import (
 // own ("__lock__", "__rlock__"), so both sort it by its whole name, after
 // every sequence number.
 func TestNodeNameIsNoContender(t *testing.T) {
-	if c, ok := lock.ParseContender(NodeName); ok {
+	if c, ok := recipe.ParseContender(NodeName); ok {
 		t.Errorf("ParseContender(%q) = %+v, a contender", NodeName, c)
 	}
 	// The markers by which zklock, Curator and Kazoo tell contenders.
@@ -49,7 +49,7 @@ func TestForget(t *testing.T) {
 		t.Fatal(err)
 	}
 	record := func(host string) owner.Owner {
-		o := owner.New("test", []string{"./job"}, lock.ModeExclusive)
+		o := owner.New("test", []string{"./job"}, recipe.ModeExclusive)
 		o.Host = host
 		return o
 	}

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -39,7 +39,7 @@ var oneByOne = false
 // there, if any. A path with a record and an empty queue is still listed,
 // for its record.
 type Queue struct {
-	lock.Queue
+	recipe.Queue
 	LastSuccess *success.Record
 }
 
@@ -102,7 +102,7 @@ func Read(ctx context.Context, c *zkconn.Client, root string) (Tree, error) {
 		return Tree{}, w.err
 	}
 	t := Tree{Skipped: w.skipped, Listed: w.listedNodes}
-	t.Queues = withSuccesses(lock.Semaphores(w.queues), w.success)
+	t.Queues = withSuccesses(recipe.Semaphores(w.queues), w.success)
 	sort.Slice(t.Queues, func(i, j int) bool { return t.Queues[i].Path < t.Queues[j].Path })
 	sort.Strings(t.Skipped)
 	sort.Strings(t.Listed)
@@ -122,7 +122,7 @@ type walk struct {
 	todo    []func(context.Context) error
 	busy    int // pieces taken and not yet done
 	err     error
-	queues  []lock.Queue
+	queues  []recipe.Queue
 	skipped []string
 	// listedNodes are the nodes whose children were listed.
 	listedNodes []string
@@ -248,7 +248,7 @@ func (w *walk) listable(p string, err error) (bool, error) {
 type contender struct {
 	q  *pendingQueue
 	i  int // its place in q
-	ct lock.Contender
+	ct recipe.Contender
 }
 
 // listed takes the children of p: it returns the nodes below p to list and
@@ -257,7 +257,7 @@ func (w *walk) listed(ctx context.Context, p string, children []string) (subs []
 	w.mu.Lock()
 	w.listedNodes = append(w.listedNodes, p)
 	w.mu.Unlock()
-	cs, err := lock.Queued(ctx, w.c, p, children)
+	cs, err := recipe.Queued(ctx, w.c, p, children)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,7 +278,7 @@ func (w *walk) listed(ctx context.Context, p string, children []string) (subs []
 		}
 	}
 	if len(cs) > 0 {
-		q := &pendingQueue{path: p, entries: make([]lock.Entry, len(cs)), found: make([]bool, len(cs)), left: len(cs)}
+		q := &pendingQueue{path: p, entries: make([]recipe.Entry, len(cs)), found: make([]bool, len(cs)), left: len(cs)}
 		for i, ct := range cs {
 			refs = append(refs, contender{q, i, ct})
 		}
@@ -290,13 +290,13 @@ func (w *walk) listed(ctx context.Context, p string, children []string) (subs []
 // completes it.
 type pendingQueue struct {
 	path    string
-	entries []lock.Entry
+	entries []recipe.Entry
 	found   []bool // the contender was still there
 	left    int
 }
 
-func (w *walk) read(ctx context.Context, q *pendingQueue, i int, ct lock.Contender) error {
-	e, ok, err := lock.ReadEntry(ctx, w.c, q.path, ct)
+func (w *walk) read(ctx context.Context, q *pendingQueue, i int, ct recipe.Contender) error {
+	e, ok, err := recipe.ReadEntry(ctx, w.c, q.path, ct)
 	if err != nil {
 		return err
 	}
@@ -318,9 +318,9 @@ func (w *walk) readMany(ctx context.Context, refs []contender) error {
 	for i, r := range refs {
 		switch err := res[i].Err; {
 		case err == nil:
-			w.readOne(r.q, r.i, lock.EntryOf(ctx, w.c, r.q.path, r.ct, res[i].Data, res[i].Stat), true)
+			w.readOne(r.q, r.i, recipe.EntryOf(ctx, w.c, r.q.path, r.ct, res[i].Data, res[i].Stat), true)
 		case errors.Is(err, zk.ErrNoNode):
-			w.readOne(r.q, r.i, lock.Entry{}, false)
+			w.readOne(r.q, r.i, recipe.Entry{}, false)
 		case zkconn.IsPermission(err):
 			if err := w.read(ctx, r.q, r.i, r.ct); err != nil {
 				return err
@@ -334,7 +334,7 @@ func (w *walk) readMany(ctx context.Context, refs []contender) error {
 
 // readOne records contender i of q (ok: it was still there); the last one
 // read completes the queue.
-func (w *walk) readOne(q *pendingQueue, i int, e lock.Entry, ok bool) {
+func (w *walk) readOne(q *pendingQueue, i int, e recipe.Entry, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q.entries[i], q.found[i] = e, ok
@@ -344,14 +344,14 @@ func (w *walk) readOne(q *pendingQueue, i int, e lock.Entry, ok bool) {
 	if q.left--; q.left > 0 {
 		return
 	}
-	var entries []lock.Entry
+	var entries []recipe.Entry
 	for i, e := range q.entries {
 		if q.found[i] {
 			entries = append(entries, e)
 		}
 	}
 	if len(entries) > 0 {
-		w.queues = append(w.queues, lock.NewQueue(q.path, entries))
+		w.queues = append(w.queues, recipe.NewQueue(q.path, entries))
 	}
 }
 
@@ -376,7 +376,7 @@ func (w *walk) readSuccess(ctx context.Context, p string) error {
 
 // withSuccesses gives each queue its lock path's success record, and lists
 // a path that has a record but no queue, for its record.
-func withSuccesses(lqs []lock.Queue, records map[string]*success.Record) []Queue {
+func withSuccesses(lqs []recipe.Queue, records map[string]*success.Record) []Queue {
 	qs := make([]Queue, len(lqs), len(lqs)+len(records))
 	for i, q := range lqs {
 		qs[i].Queue = q
@@ -386,7 +386,7 @@ func withSuccesses(lqs []lock.Queue, records map[string]*success.Record) []Queue
 		}
 	}
 	for p, s := range records {
-		qs = append(qs, Queue{Queue: lock.Queue{Path: p}, LastSuccess: s})
+		qs = append(qs, Queue{Queue: recipe.Queue{Path: p}, LastSuccess: s})
 	}
 	return qs
 }

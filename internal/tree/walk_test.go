@@ -10,9 +10,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestReadWide: the pipelined walk finds every lock of a wide tree,
@@ -112,9 +112,9 @@ func TestReadWide(t *testing.T) {
 // locks/leases nodes are not locks of their own.
 func TestReadSemaphore(t *testing.T) {
 	path := shared.Path(t)
-	r := lock.Request{Mode: lock.ModeLimit(2), Data: owner.New("test", []string{"x"}, lock.ModeLimit(2)).Encode()}
+	r := recipe.Request{Mode: recipe.ModeLimit(2), Data: owner.New("test", []string{"x"}, recipe.ModeLimit(2)).Encode()}
 	for range 2 {
-		l, err := lock.Acquire(shared.Ctx(t, 10*time.Second), shared.Client(t), path, r)
+		l, err := recipe.Acquire(shared.Ctx(t, 10*time.Second), shared.Client(t), path, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestReadSemaphore(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := lock.Acquire(ctx, c, path, r)
+			_, err := recipe.Acquire(ctx, c, path, r)
 			errs <- err
 		}()
 	}
@@ -153,7 +153,7 @@ func TestReadSemaphore(t *testing.T) {
 		t.Fatalf("Read = %+v, %v", tree, err)
 	}
 	q := tree.Queues[0]
-	if q.Path != path || q.Recipe != lock.RecipeSemaphore || q.Limit != 2 || len(q.Entries) != 4 {
+	if q.Path != path || q.Recipe != recipe.RecipeSemaphore || q.Limit != 2 || len(q.Entries) != 4 {
 		t.Fatalf("semaphore queue = %+v", q)
 	}
 	for i, e := range q.Entries {
@@ -165,7 +165,7 @@ func TestReadSemaphore(t *testing.T) {
 			t.Errorf("entry %d = %+v", i, e)
 		}
 	}
-	hs, err := lock.Holders(shared.Ctx(t, 5*time.Second), shared.Client(t), path)
+	hs, err := recipe.Holders(shared.Ctx(t, 5*time.Second), shared.Client(t), path)
 	if err != nil || len(hs) != 2 || hs[0].Path != path || hs[0].Under != "leases" {
 		t.Errorf("Holders = %+v, %v", hs, err)
 	}

@@ -7,11 +7,11 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // Describe says who a contender is, in one line, as well as its data tells.
-func Describe(c lock.Contender, d owner.NodeData) string {
+func Describe(c recipe.Contender, d owner.NodeData) string {
 	s := Who(c, d)
 	if since := d.Owner.HeldSince(); d.ByZklock && !since.IsZero() {
 		s += " since " + since.Local().Format(time.RFC3339)
@@ -23,9 +23,9 @@ func Describe(c lock.Contender, d owner.NodeData) string {
 // command for zklock's nodes, the client's data and the node otherwise.
 // Another client's data may be as long as the server allows (1 MB), so
 // what it says is cut short (CutLong) wherever it is shown.
-func Who(c lock.Contender, d owner.NodeData) string { return CutLong(who(c, d)) }
+func Who(c recipe.Contender, d owner.NodeData) string { return CutLong(who(c, d)) }
 
-func who(c lock.Contender, d owner.NodeData) string {
+func who(c recipe.Contender, d owner.NodeData) string {
 	if d.ByZklock {
 		o := d.Owner
 		s := fmt.Sprintf("%s pid %d", o.Host, o.PID)
@@ -44,13 +44,13 @@ func who(c lock.Contender, d owner.NodeData) string {
 }
 
 // DescribeEntry is Describe for an entry of a queue.
-func DescribeEntry(e lock.Entry) string { return Describe(e.Contender, owner.Decode(e.Data)) }
+func DescribeEntry(e recipe.Entry) string { return Describe(e.Contender, owner.Decode(e.Data)) }
 
 // Busy says that a lock is busy and who holds it. A holder whose data
 // could not be read is named by its node alone: its flavor comes from the
 // node's name, which zklock's own nodes share with Curator's, so calling
 // it a Curator client would be a guess, and often a wrong one.
-func Busy(e *lock.BusyError) string {
+func Busy(e *recipe.BusyError) string {
 	who := Describe(e.Holder, owner.Decode(e.Data))
 	switch {
 	case errors.Is(e.Unread, zk.ErrNoNode):
@@ -66,7 +66,7 @@ func Busy(e *lock.BusyError) string {
 
 // HeldBy says who holds path, given its holders: "path held by X" or
 // "path held by X and N more"; "" if there are none.
-func HeldBy(path string, holders []lock.Entry) string {
+func HeldBy(path string, holders []recipe.Entry) string {
 	if len(holders) == 0 {
 		return ""
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // TestDescribe: a zklock holder is named by user, host, pid, command and
@@ -19,7 +19,7 @@ func TestDescribe(t *testing.T) {
 	d.Owner.Acquired = time.Date(2026, 11, 21, 3, 0, 2, 0, time.UTC)
 	acquired.Data = d.Owner.Encode()
 	for _, tc := range []struct {
-		e    lock.Entry
+		e    recipe.Entry
 		want string
 	}{
 		{es[0], "deploy@web-3 pid 81233 (sh -c 'echo hi') since " + owner.Decode(es[0].Data).Owner.Since.Local().Format(time.RFC3339)},
@@ -30,7 +30,7 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("Describe = %q, want %q", got, tc.want)
 		}
 	}
-	busy := &lock.BusyError{Path: "/locks/a", Holder: es[1].Contender, Data: es[1].Data}
+	busy := &recipe.BusyError{Path: "/locks/a", Holder: es[1].Contender, Data: es[1].Data}
 	if got, want := Busy(busy), `/locks/a is busy: held by kazoo client "worker-7" (node `+es[1].Name+")"; got != want {
 		t.Errorf("Busy = %q, want %q", got, want)
 	}
@@ -58,7 +58,7 @@ func TestBusyUnread(t *testing.T) {
 		{zk.ErrNoNode, "/locks/a is busy: held by node " + zklockNode.Name + ", which left as it was read: the lock is changing hands fast"},
 		{zk.ErrConnectionClosed, "/locks/a is busy: held by node " + zklockNode.Name + " (its data could not be read: zk: connection closed)"},
 	} {
-		if got := Busy(&lock.BusyError{Path: "/locks/a", Holder: zklockNode, Unread: tc.unread}); got != tc.want {
+		if got := Busy(&recipe.BusyError{Path: "/locks/a", Holder: zklockNode, Unread: tc.unread}); got != tc.want {
 			t.Errorf("Busy = %q, want %q", got, tc.want)
 		}
 	}

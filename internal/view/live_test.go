@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/tree"
-	"github.com/zklock/zklock/lock"
 )
 
 // TestLiveHeader: the time of the last change, and the connection's loss
@@ -34,7 +34,7 @@ func TestLiveHeader(t *testing.T) {
 // TestJSONLines: a live view's snapshot is --json's shape on one line.
 func TestJSONLines(t *testing.T) {
 	es := entries()
-	tr := tree.Tree{Queues: []tree.Queue{{Queue: lock.NewQueue("/locks/a", es[:2])}}}
+	tr := tree.Tree{Queues: []tree.Queue{{Queue: recipe.NewQueue("/locks/a", es[:2])}}}
 	for name, write := range map[string]func(*bytes.Buffer) error{
 		"tree":    func(b *bytes.Buffer) error { return TreeJSONLine(b, tr) },
 		"entries": func(b *bytes.Buffer) error { return EntriesJSONLine(b, es) },

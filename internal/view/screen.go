@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // A live view at a terminal is drawn over the screen, as watch(1) and top
@@ -57,7 +57,7 @@ func (c Cut) More() string {
 // included) shows, with lines more lines below it, and a line for what is
 // left out: every holder first, then the first waiters. The order of
 // es is kept.
-func FitEntries(es []lock.Entry, rows, lines int) ([]lock.Entry, Cut) {
+func FitEntries(es []recipe.Entry, rows, lines int) ([]recipe.Entry, Cut) {
 	if 1+len(es)+lines <= rows {
 		return es, Cut{}
 	}
@@ -73,7 +73,7 @@ func FitEntries(es []lock.Entry, rows, lines int) ([]lock.Entry, Cut) {
 			keep[i], room = true, room-1
 		}
 	}
-	var shown []lock.Entry
+	var shown []recipe.Entry
 	cut := Cut{Lines: lines}
 	for i, e := range es {
 		switch {

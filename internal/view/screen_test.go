@@ -5,23 +5,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/internal/recipe"
 )
 
 // TestFitEntries: a queue longer than the screen keeps every holder, then
 // the first waiters in order, with a line left for the rest; a queue that
 // fits keeps all, and the lines below it.
 func TestFitEntries(t *testing.T) {
-	q := func(holding, waiting int) []lock.Entry {
-		var es []lock.Entry
+	q := func(holding, waiting int) []recipe.Entry {
+		var es []recipe.Entry
 		for i := range holding + waiting {
-			es = append(es, lock.Entry{Position: i + 1, Holding: i < holding})
+			es = append(es, recipe.Entry{Position: i + 1, Holding: i < holding})
 		}
 		return es
 	}
 	for _, tc := range []struct {
 		name        string
-		es          []lock.Entry
+		es          []recipe.Entry
 		rows, lines int
 		wantPos     []int
 		wantCut     Cut
@@ -30,7 +30,7 @@ func TestFitEntries(t *testing.T) {
 		{"fits", q(1, 3), 6, 1, []int{1, 2, 3, 4}, Cut{}, ""},
 		{"one line too many", q(1, 3), 5, 2, []int{1, 2, 3}, Cut{Waiting: 1, Lines: 2}, "… and 3 more: 1 waiting, 2 last successes"},
 		{"waiters cut", q(1, 200), 18, 0, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, Cut{Waiting: 185}, "… and 185 more waiting"},
-		{"shared holders after waiters keep their place", append(q(0, 3), lock.Entry{Position: 4, Holding: true}), 4, 0, []int{1, 4}, Cut{Waiting: 2}, "… and 2 more waiting"},
+		{"shared holders after waiters keep their place", append(q(0, 3), recipe.Entry{Position: 4, Holding: true}), 4, 0, []int{1, 4}, Cut{Waiting: 2}, "… and 2 more waiting"},
 		{"holders beyond the screen", q(5, 5), 4, 0, []int{1, 2}, Cut{Holding: 3, Waiting: 5}, "… and 8 more: 3 holding, 5 waiting"},
 	} {
 		got, cut := FitEntries(tc.es, tc.rows, tc.lines)

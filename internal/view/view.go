@@ -13,8 +13,8 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/tree"
-	"github.com/zklock/zklock/lock"
 )
 
 // EntryJSON is the stable JSON form of one queue entry.
@@ -44,7 +44,7 @@ type EntryJSON struct {
 	Version    string `json:"zklock_version,omitempty"`
 	// Revoke is a pending revocation: who asked (when zklock recorded it)
 	// and when, on the server's clock.
-	Revoke lock.Revocation `json:"revoke,omitzero"`
+	Revoke recipe.Revocation `json:"revoke,omitzero"`
 }
 
 // QueueJSON is the JSON form of one lock path and its queue.
@@ -58,14 +58,14 @@ type QueueJSON struct {
 }
 
 // toJSON is e's JSON form; d is its data, decoded.
-func toJSON(e lock.Entry, d owner.NodeData) EntryJSON {
+func toJSON(e recipe.Entry, d owner.NodeData) EntryJSON {
 	j := EntryJSON{Path: e.Path, Position: e.Position, Node: e.Name, Seq: e.Seq,
 		State: state(e), Mode: e.Kind.String(), Flavor: string(e.Flavor),
 		Since: e.Created, Client: d.Raw, Session: fmt.Sprintf("0x%x", e.Session), Limit: e.Limit, Revoke: e.Revoke,
 		Persistent: e.Session == 0}
 	if e.Under != "" {
 		// A semaphore's contender: a lease, or waiting in its mutex for one.
-		j.Node, j.Mode = e.Listed(), lock.SemaphoreLease.String()
+		j.Node, j.Mode = e.Listed(), recipe.SemaphoreLease.String()
 	}
 	if o := d.Owner; d.ByZklock {
 		j.Zklock = true
@@ -80,14 +80,14 @@ func toJSON(e lock.Entry, d owner.NodeData) EntryJSON {
 	return j
 }
 
-func recipe(r lock.Recipe) string {
-	if r == lock.RecipeSemaphore {
+func recipeName(r recipe.Recipe) string {
+	if r == recipe.RecipeSemaphore {
 		return "semaphore"
 	}
 	return "lock"
 }
 
-func state(e lock.Entry) string {
+func state(e recipe.Entry) string {
 	if e.Holding {
 		return "holding"
 	}
@@ -112,7 +112,7 @@ func TreeJSONLine(w io.Writer, t tree.Tree) error { return writeJSON(w, treeJSON
 func treeJSON(t tree.Tree) ListJSON {
 	out := ListJSON{Locks: make([]QueueJSON, 0, len(t.Queues)), Skipped: append([]string{}, t.Skipped...)}
 	for _, q := range t.Queues {
-		qj := QueueJSON{Path: q.Path, Recipe: recipe(q.Recipe), Limit: q.Limit, Entries: []EntryJSON{}, LastSuccess: successJSON(q.LastSuccess)}
+		qj := QueueJSON{Path: q.Path, Recipe: recipeName(q.Recipe), Limit: q.Limit, Entries: []EntryJSON{}, LastSuccess: successJSON(q.LastSuccess)}
 		for _, e := range q.Entries {
 			qj.Entries = append(qj.Entries, toJSON(e, owner.Decode(e.Data)))
 		}
@@ -122,13 +122,13 @@ func treeJSON(t tree.Tree) ListJSON {
 }
 
 // EntriesJSON writes entries (e.g. the holders) as a JSON array.
-func EntriesJSON(w io.Writer, es []lock.Entry) error { return writeJSON(w, entriesJSON(es), "  ") }
+func EntriesJSON(w io.Writer, es []recipe.Entry) error { return writeJSON(w, entriesJSON(es), "  ") }
 
 // EntriesJSONLine writes what EntriesJSON does on one line, for a stream
 // of snapshots (holders --watch).
-func EntriesJSONLine(w io.Writer, es []lock.Entry) error { return writeJSON(w, entriesJSON(es), "") }
+func EntriesJSONLine(w io.Writer, es []recipe.Entry) error { return writeJSON(w, entriesJSON(es), "") }
 
-func entriesJSON(es []lock.Entry) []EntryJSON {
+func entriesJSON(es []recipe.Entry) []EntryJSON {
 	out := make([]EntryJSON, 0, len(es))
 	for _, e := range es {
 		out = append(out, toJSON(e, owner.Decode(e.Data)))
@@ -148,7 +148,7 @@ func writeJSON(w io.Writer, v any, indent string) error {
 // only when useColor is true (the caller decides from the terminal and
 // NO_COLOR). Columns are aligned on the text as it shows, before colour is
 // added, so escape codes never count as width.
-func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time) error {
+func Table(w io.Writer, es []recipe.Entry, withPath, useColor bool, now time.Time) error {
 	hdr := []string{"POS", "STATE", "MODE", "FLAVOR", "HOST", "PID", "USER", "SINCE", "COMMAND", "NODE"}
 	if withPath {
 		hdr = append([]string{"PATH"}, hdr...)
@@ -193,7 +193,7 @@ func Table(w io.Writer, es []lock.Entry, withPath, useColor bool, now time.Time)
 }
 
 // row is one entry's cells, as they show.
-func row(e lock.Entry, withPath bool, now time.Time) []string {
+func row(e recipe.Entry, withPath bool, now time.Time) []string {
 	d := owner.Decode(e.Data)
 	j := toJSON(e, d)
 	host, pid, cmd := j.Host, "-", d.Owner.CommandLine()

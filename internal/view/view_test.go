@@ -9,18 +9,18 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/owner"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/tree"
-	"github.com/zklock/zklock/lock"
 )
 
-func entries() []lock.Entry {
+func entries() []recipe.Entry {
 	since := time.Date(2026, 11, 21, 3, 0, 1, 0, time.UTC)
-	mine, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000041")
-	kazoo, _ := lock.ParseContender("0123456789abcdef0123456789abcdef__rlock__0000000042")
-	lease, _ := lock.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease-0000000043")
-	stuck, _ := lock.ParseContender("_c_0f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000007")
-	return []lock.Entry{
+	mine, _ := recipe.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000041")
+	kazoo, _ := recipe.ParseContender("0123456789abcdef0123456789abcdef__rlock__0000000042")
+	lease, _ := recipe.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lease-0000000043")
+	stuck, _ := recipe.ParseContender("_c_0f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000007")
+	return []recipe.Entry{
 		{Contender: mine, Path: "/locks/a", Position: 1, Holding: true, Session: 0x10,
 			Data: owner.Owner{Zklock: "v1", Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"sh", "-c", "echo hi"}, Since: since}.Encode()},
 		{Contender: kazoo, Path: "/locks/a", Position: 2, Data: []byte("worker-7"), Created: since, Session: 0x11},
@@ -58,9 +58,9 @@ func TestTable(t *testing.T) {
 func TestJSON(t *testing.T) {
 	var b bytes.Buffer
 	es := entries()
-	if err := TreeJSON(&b, tree.Tree{Queues: []tree.Queue{{Queue: lock.Queue{Path: "/locks/a", Entries: es[:2]}},
-		{Queue: lock.Queue{Path: "/locks/s", Recipe: lock.RecipeSemaphore, Limit: 3, Entries: es[2:3]}},
-		{Queue: lock.Queue{Path: "/locks/p", Entries: es[3:]}}}}); err != nil {
+	if err := TreeJSON(&b, tree.Tree{Queues: []tree.Queue{{Queue: recipe.Queue{Path: "/locks/a", Entries: es[:2]}},
+		{Queue: recipe.Queue{Path: "/locks/s", Recipe: recipe.RecipeSemaphore, Limit: 3, Entries: es[2:3]}},
+		{Queue: recipe.Queue{Path: "/locks/p", Entries: es[3:]}}}}); err != nil {
 		t.Fatal(err)
 	}
 	var listed ListJSON

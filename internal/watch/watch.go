@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/tree"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -49,7 +49,7 @@ type Snapshot struct {
 	// that does not exist (or no longer does) is an empty tree.
 	Tree tree.Tree
 	// Holders and LastSuccess are holders' answer.
-	Holders     []lock.Entry
+	Holders     []recipe.Entry
 	LastSuccess *success.Record
 	// Changed is when this content was read first.
 	Changed time.Time
@@ -351,7 +351,7 @@ const readAlone = 8
 func (w *watcher) outermost(changed map[string]bool) []string {
 	subtrees := map[string]bool{}
 	for p := range changed {
-		if b := path.Base(p); p != w.o.Path && (b == lock.SemaphoreLeasesName || b == lock.SemaphoreMutexName) {
+		if b := path.Base(p); p != w.o.Path && (b == recipe.SemaphoreLeasesName || b == recipe.SemaphoreMutexName) {
 			p = path.Dir(p)
 		}
 		subtrees[p] = true
@@ -404,10 +404,10 @@ func replaced(t tree.Tree, p string, sub tree.Tree) tree.Tree {
 // readHolders reads who holds the lock at the path, and its last success.
 // A semaphore's holders are its leases, one node below.
 func (w *watcher) readHolders(ctx context.Context, c *zkconn.Client) (Snapshot, error) {
-	if _, err := w.armChildren(ctx, c, lock.SemaphoreLeases(w.o.Path)); err != nil {
+	if _, err := w.armChildren(ctx, c, recipe.SemaphoreLeases(w.o.Path)); err != nil {
 		return Snapshot{}, err
 	}
-	hs, err := lock.Holders(ctx, c, w.o.Path)
+	hs, err := recipe.Holders(ctx, c, w.o.Path)
 	if err != nil {
 		return Snapshot{}, err
 	}

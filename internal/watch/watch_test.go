@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 	"github.com/zklock/zklock/internal/tree"
-	"github.com/zklock/zklock/lock"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -410,7 +410,7 @@ func TestSubtreesReadAgain(t *testing.T) {
 		t.Helper()
 		s := list.next(what, 5*time.Second, func(s Snapshot) bool { return reflect.DeepEqual(counts(s), want) })
 		for _, q := range s.Tree.Queues {
-			if q.Path == sem && q.Recipe != lock.RecipeSemaphore {
+			if q.Path == sem && q.Recipe != recipe.RecipeSemaphore {
 				t.Errorf("%s: %s shows as a %v, not a semaphore", what, sem, q.Recipe)
 			}
 		}
@@ -468,7 +468,7 @@ func TestOutermost(t *testing.T) {
 // TestReplaced: a subtree's new read replaces its old one, and nothing
 // else.
 func TestReplaced(t *testing.T) {
-	q := func(p string) tree.Queue { return tree.Queue{Queue: lock.Queue{Path: p}} }
+	q := func(p string) tree.Queue { return tree.Queue{Queue: recipe.Queue{Path: p}} }
 	old := tree.Tree{Queues: []tree.Queue{q("/l/a"), q("/l/a-b"), q("/l/a/c"), q("/l/z")},
 		Skipped: []string{"/l/a/secret", "/l/y"}, Listed: []string{"/l", "/l/a", "/l/a-b", "/l/a/c", "/l/z"}}
 	got := replaced(old, "/l/a", tree.Tree{Queues: []tree.Queue{q("/l/a/d")}, Listed: []string{"/l/a", "/l/a/d"}})

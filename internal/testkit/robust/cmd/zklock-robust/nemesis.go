@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/robust"
 	"github.com/zklock/zklock/internal/testkit/zktest"
-	"github.com/zklock/zklock/lock"
 )
 
 // draw is every random number one fault uses, drawn at once in a fixed
@@ -218,7 +218,7 @@ func (n *nemesis) deleteHolder(ctx context.Context, path string) string {
 	if err != nil {
 		return ""
 	}
-	q := lock.Contenders(children)
+	q := recipe.Contenders(children)
 	if len(q) == 0 || conn.Delete(path+"/"+q[0].Name, -1) != nil {
 		return ""
 	}

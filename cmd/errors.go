@@ -86,6 +86,7 @@ func message(err error, help string) string {
 		krbConf *sasl.Krb5ConfError
 		tlsErr  *zkconn.TLSError
 		recent  *runner.RecentSuccessError
+		held    *runner.OnceHeldError
 		unkept  *runner.UnkeptSessionError
 		short   *doctor.TimeoutError
 	)
@@ -110,8 +111,8 @@ func message(err error, help string) string {
 		return ""
 	case errors.As(err, new(*runner.UpgradeError)):
 		return err.Error() + " (take it exclusive in the outer zklock, or add --shared here)"
-	case errors.As(err, new(*runner.OnceHeldError)):
-		return err.Error() + " (give --once-per to the outer zklock)"
+	case errors.As(err, &held):
+		return err.Error() + " (give " + held.Flag() + " to the outer zklock)"
 	case errors.As(err, new(*runner.EnvTooLargeError)):
 		return err.Error() + "; nothing was locked (use fewer --path's, shorter paths, or a lock of their own for the job's parts)"
 	case errors.As(err, new(*runner.SelfWaitError)):

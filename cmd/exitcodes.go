@@ -12,7 +12,7 @@ const (
 	ExitOK          = 0
 	ExitUsage       = 64  // EX_USAGE: bad flags, paths or arguments
 	ExitUnavailable = 69  // EX_UNAVAILABLE: no ZooKeeper session, or it failed before the command ran
-	ExitBusy        = 75  // EX_TEMPFAIL: tryrun found the lock busy, run's --timeout expired, or --once-per skipped the command
+	ExitBusy        = 75  // EX_TEMPFAIL: busy, --timeout expired, skipped, superseded or outdated
 	ExitLockLost    = 76  // the lock was lost or revoked while the command ran, or a waiter was revoked
 	ExitPermission  = 77  // EX_NOPERM: auth or ACL refused
 	ExitMaxRuntime  = 124 // --max-runtime stopped the command (as timeout(1) does)
@@ -36,13 +36,14 @@ var exitCodes = []reference{
 		"path under an ephemeral node; a `--flavor` or `--limit` that the path's current holders rule " +
 		"out, or a path that holds the other recipe (a semaphore for a lock, a lock for a " +
 		"semaphore, a plain run for a `--supersede` queue or the reverse); `--protect` under a parent that lets everyone delete; an exclusive request " +
-		"inside an ancestor's shared hold; `--once-per` on a path an ancestor holds"},
+		"inside an ancestor's shared hold; `--once-per` or `--order-key` on a path an ancestor holds"},
 	{"69", "ZooKeeper unreachable, no session within `--connect-timeout` (also for a waiter whose " +
 		"session expired and that cannot open a new one, or whose sessions were lost 3 times in a row " +
 		"before they could join the queue), no Kerberos KDC reachable, or the session failed before " +
 		"the command started"},
 	{"75", "busy (`tryrun`), `--timeout` expired, `--once-per` skipped the command (it succeeded " +
-		"within the window), or `--supersede` gave this waiter's place to a newer run; for " +
+		"within the window), `--supersede` gave this waiter's place to a newer run, or `--order-key` " +
+		"is below the key of the last success (outdated); for " +
 		"`revoke --wait`: the holder had not released in time; for `forget`: new successes kept " +
 		"being recorded while it deleted the record. Change it with `--conflict-exit-code` " +
 		"(`run`, `tryrun`, `revoke`)"},

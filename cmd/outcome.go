@@ -58,6 +58,8 @@ func outcomeOf(err error) string {
 		return "skipped"
 	case errors.Is(err, recipe.ErrSuperseded):
 		return "superseded"
+	case errors.As(err, new(*runner.OutdatedError)):
+		return "outdated"
 	case errors.As(err, new(*runner.WaitTimeoutError)):
 		return "timeout"
 	case errors.As(err, new(*runner.OverlapError)):

@@ -29,6 +29,7 @@ type runOptions struct {
 	OncePer      oncePerValue  // 0: run every time
 	Supersede    bool          // a superseding queue (recipe.Supersede)
 	OrderKey     orderKeyValue // unset: arrival order
+	Cancel       bool          // --cancel-in-progress: supersede, and revoke the holder
 	Progress     bool          // plain progress lines on stderr when it is not a terminal
 	MetricsFile  metricsFileValue
 	NotifyReady  bool
@@ -105,7 +106,8 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.Var(&o.MetricsFile, "metrics-file", "after the run, record it in this file for node_exporter's textfile collector: a NAME.prom in its --collector.textfile.directory (see docs/guide/metrics.md) (env "+envMetricsFile+")")
 	f.BoolVar(&o.NotifyReady, "notify-ready", false, "under systemd (NOTIFY_SOCKET set), send READY=1 once the command has started, for a command that does not send it itself (see docs/guide/systemd.md)")
 	f.BoolVar(&o.Supersede, "supersede", false, "deploy-queue mode: at most one waiter; a newer contender (or one with a higher --order-key) makes the waiter leave with exit 75 (or -E), the holder runs on; every contender of the path must pass it")
-	f.Var(&o.OrderKey, "order-key", "with --supersede: this run's integer key (pipeline or build number); the waiter with the highest key survives, not the newest")
+	f.BoolVar(&o.Cancel, "cancel-in-progress", false, "--supersede, and also stop the holder as zklock revoke does (it gets its --kill-grace and exits 76), then run; every contender of the path must pass --supersede or this")
+	f.Var(&o.OrderKey, "order-key", "this run's integer key (pipeline or build number): it runs only if no run with a higher key has succeeded under the lock (else exit 75, or -E), and its success records it; with --supersede the waiter with the highest key survives, not the newest")
 	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 (or -E) without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
@@ -175,6 +177,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		return ro, err
 	}
 	flavor := recipe.Flavor(o.Flavor)
+	supersede := o.Supersede || o.Cancel // cancelling the holder supersedes the waiters too
 	switch {
 	case o.Limit > 0 && o.Shared:
 		return ro, usageErrorf("--limit and --shared do not combine: a semaphore's holders are all alike")
@@ -182,12 +185,18 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		// Holders of a read lock or a semaphore run together: each would
 		// find the window open and run.
 		return ro, usageErrorf("--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit")
+	case o.Cancel && (o.Shared || o.Limit > 0):
+		return ro, usageErrorf("--cancel-in-progress needs an exclusive lock: drop --shared and --limit")
+	case o.Cancel && o.Wait == runner.NoWait:
+		return ro, usageErrorf("--cancel-in-progress waits for the holder it stops, and this run never waits; use zklock run")
 	case o.Supersede && (o.Shared || o.Limit > 0):
 		return ro, usageErrorf("--supersede needs an exclusive lock: drop --shared and --limit")
 	case o.Supersede && o.Wait == runner.NoWait:
 		return ro, usageErrorf("--supersede gives a waiter's place to a newer run, and this run never waits; drop --supersede, or use zklock run")
-	case o.OrderKey.key != nil && !o.Supersede:
-		return ro, usageErrorf("--order-key orders a superseding queue: add --supersede")
+	case o.OrderKey.key != nil && (o.Shared || o.Limit > 0):
+		// Holders of a read lock or a semaphore run together: an older
+		// one would start beside a newer one.
+		return ro, usageErrorf("--order-key needs an exclusive lock: holders of a shared lock or a semaphore run together; drop --shared and --limit")
 	case o.Limit > 0 && flavor == recipe.FlavorKazoo:
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which Kazoo's Semaphore cannot see; %s", o.Global.dropFlavor(flavor))
 	case o.Limit > 0 && flavor == recipe.FlavorCuratorRW:
@@ -211,11 +220,11 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Conn: conn, Paths: o.Paths, Argv: o.Argv,
 		Mode: mode, Flavor: flavor, Wait: o.Wait, ConflictCode: o.ConflictCode,
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
-		OncePer: time.Duration(o.OncePer),
-		Logf:    u.progress(), Warnf: u.warnf,
+		OncePer: time.Duration(o.OncePer), OrderKey: o.OrderKey.key,
+		Logf: u.progress(), Warnf: u.warnf,
 	}
-	if o.Supersede {
-		ro.Supersede = &recipe.Supersede{Key: o.OrderKey.key}
+	if supersede {
+		ro.Supersede = &recipe.Supersede{Cancel: o.Cancel} // its key is OrderKey
 	}
 	return ro, nil
 }

@@ -50,6 +50,11 @@ type Owner struct {
 	// Supersede marks a contender of a superseding queue, with its order
 	// key if it has one; nil in a plain queue (see lock.Supersede).
 	Supersede *recipe.Supersede `json:"supersede,omitempty"`
+	// OrderKey is the run's --order-key: in a contender node, for list
+	// and holders; in a success record, the key that last succeeded,
+	// which a run with a lower key may not go past (runner's outdated.go).
+	// Nil without one.
+	OrderKey *int64 `json:"order_key,omitempty"`
 	// SupersededBy is the newer contender that told this waiter to leave
 	// its superseding queue, written by that contender; nil otherwise.
 	SupersededBy *recipe.Superseder `json:"superseded_by,omitempty"`

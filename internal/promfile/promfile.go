@@ -33,7 +33,7 @@ import (
 // gets a series for every one of them, at 0 until it happens, so that a
 // rate over the first failure is not lost to a series that appeared with
 // it.
-var Outcomes = []string{"success", "failure", "busy", "skipped", "superseded", "lost", "possible_overlap", "revoked", "timeout", "interrupted", "error"}
+var Outcomes = []string{"success", "failure", "busy", "skipped", "superseded", "outdated", "lost", "possible_overlap", "revoked", "timeout", "interrupted", "error"}
 
 // Run is what one run or tryrun did.
 type Run struct {

@@ -55,7 +55,7 @@ func acquireMutex(ctx context.Context, c *zkconn.Client, path string, r Request)
 	l := &Lease{c: c, Path: path, Node: node, Mode: r.Mode, supersede: r.Supersede}
 	if err := l.wait(ctx, r); err != nil {
 		l.cleanup()
-		return nil, err
+		return nil, supersededWaiter(err)
 	}
 	return l, nil
 }
@@ -214,6 +214,11 @@ func (l *Lease) wait(ctx context.Context, r Request) error {
 		if first && l.supersede != nil {
 			if err := l.supersedeAhead(ctx, q, idx, r.superseder(l.Node)); err != nil {
 				return err
+			}
+			if l.supersede.Cancel {
+				if err := l.cancelAhead(ctx, q, idx, r.superseder(l.Node)); err != nil {
+					return err
+				}
 			}
 		}
 		ahead := blocker(q, idx)

@@ -40,6 +40,9 @@ type Revocation struct {
 	// At is when the request was written into the node, on the server's
 	// clock (the node's mtime).
 	At time.Time `json:"at"`
+	// Supersede names the contender that asked in order to take the
+	// place (--cancel-in-progress): a waiter so asked leaves superseded.
+	Supersede *Superseder `json:"supersede,omitempty"`
 }
 
 // Pending reports whether there is a request at all.

@@ -47,6 +47,10 @@ import (
 type Supersede struct {
 	// Key is the contender's order key; nil orders contenders by arrival.
 	Key *int64 `json:"key,omitempty"`
+	// Cancel also stops the contenders ahead that this one beats
+	// (GitHub's cancel-in-progress): see cancel.go. Only the contender
+	// that cancels needs to know, so it is not written.
+	Cancel bool `json:"-"`
 }
 
 // beats reports whether a contender declaring s, behind one declaring
@@ -151,12 +155,18 @@ func (l *Lease) supersedeAhead(ctx context.Context, q []Contender, idx int, me S
 			if err != nil {
 				return err
 			}
+			if isRevokeRequest(data) {
+				break // asked to give up its place already: leaving anyway
+			}
 			theirs, ok := supersedeOf(data)
 			if !ok {
 				return l.supersedeConflict(false, node)
 			}
 			if Holds(q, i) || supersededIn(data) != nil {
 				break // not disturbed, or told already
+			}
+			if l.supersede.Cancel && l.supersede.beats(theirs) {
+				break // cancelAhead revokes it
 			}
 			if !l.supersede.beats(theirs) {
 				d, _ := declaration(data)

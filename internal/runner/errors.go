@@ -66,6 +66,17 @@ func (e *UpgradeError) Error() string {
 type OnceHeldError struct {
 	Path string
 	PID  int // the ancestor zklock
+	// OrderKey is set when the record was wanted for --order-key rather
+	// than --once-per.
+	OrderKey bool
+}
+
+// Flag is the flag that wanted the record.
+func (e *OnceHeldError) Flag() string {
+	if e.OrderKey {
+		return "--order-key"
+	}
+	return "--once-per"
 }
 
 func (e *OnceHeldError) Error() string {

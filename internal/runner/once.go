@@ -89,7 +89,7 @@ func successPath(paths []string) string { return canonical(paths)[0] }
 func (o *Options) recordSuccess(c *zkconn.Client, l *recipe.Lease, me owner.Owner) {
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	at, err := success.Write(ctx, c, l.Path, me, time.Now())
+	at, err := success.Write(ctx, c, l.Path, carryKey(ctx, c, l.Path, me), time.Now())
 	if err != nil {
 		o.warnf("could not record the success at %s: %v", l.Path, err)
 		return

@@ -56,6 +56,11 @@ type Options struct {
 	// (or one with a higher order key) takes this one's place while it
 	// waits (lock.Supersede).
 	Supersede *recipe.Supersede
+	// OrderKey, if set, is this run's place in the order its runs must
+	// succeed in (a pipeline number): the command runs only if no run
+	// with a higher key has succeeded, and its success records it
+	// (outdated.go). A superseding queue orders its waiters by it too.
+	OrderKey *int64
 	// Logf prints progress for -v, and is nil without it: what only -v
 	// shows is then not worked out. Warnf prints warnings; it may be nil.
 	Logf, Warnf func(format string, args ...any)
@@ -111,7 +116,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer o.wd.retire()
 
 	me := owner.New(o.Version, o.Argv, o.Mode)
-	me.Supersede = o.Supersede
+	if o.Supersede != nil {
+		s := *o.Supersede
+		s.Key = o.OrderKey // one key: the queue's order is the runs' order
+		o.Supersede, me.Supersede = &s, &s
+	}
+	me.OrderKey = o.OrderKey
 	client, h, err := acquire(ctx, &o, sigs, me)
 	if err != nil {
 		return err
@@ -135,6 +145,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	var once *recipe.Lease
 	if o.OncePer > 0 {
 		if once, err = o.checkOnce(ctx, client, h, me); err != nil {
+			return err
+		}
+	}
+	if o.OrderKey != nil {
+		// The last check before the command starts, under the lock, so
+		// that an older run that waited cannot go past a newer success.
+		if once, err = o.checkOutdated(ctx, client, h); err != nil {
 			return err
 		}
 	}

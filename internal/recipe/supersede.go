@@ -125,6 +125,11 @@ func supersedeOf(data []byte) (s Supersede, ok bool) {
 // join (its waiters would leave for it, or it would wait behind a queue
 // that is told to empty). A superseding contender refuses what is not.
 func (l *Lease) checkAhead(data []byte, ahead string) error {
+	if isRevokeRequest(data) {
+		// Asked to give up (zklock revoke, a cancelling contender): the
+		// request replaced its data, which said what it was.
+		return nil
+	}
 	_, ok := supersedeOf(data)
 	if ok == (l.supersede != nil) {
 		return nil

@@ -26,8 +26,8 @@ func TestSuccessPath(t *testing.T) {
 		{[]string{"/locks/report", "/locks/db"}, "/locks/db"},
 		{[]string{"/b/x", "/a/z", "/a/y"}, "/a/y"},
 	} {
-		if got := successPath(tc.paths); got != tc.want {
-			t.Errorf("successPath(%q) = %q, want %q", tc.paths, got, tc.want)
+		if got := SuccessPath(tc.paths); got != tc.want {
+			t.Errorf("SuccessPath(%q) = %q, want %q", tc.paths, got, tc.want)
 		}
 	}
 }

@@ -571,7 +571,7 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 	// queue at all, and one that joins leaves it when a success is
 	// recorded while it waits (fresh.go).
 	var fresh *freshWatch
-	if p := successPath(o.Paths); o.OncePer > 0 && slices.Contains(take, p) {
+	if p := SuccessPath(o.Paths); o.OncePer > 0 && slices.Contains(take, p) {
 		if fresh, err = o.watchSuccess(ctx, client, p); err != nil {
 			return client, held{}, err
 		}

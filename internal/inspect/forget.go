@@ -16,7 +16,7 @@ import (
 type ForgetOptions struct {
 	Conn zkconn.Options
 	// Paths are the locks a job holds, as Options.Paths: the record
-	// forgotten is the one a run of that job keeps (runner.SuccessPath).
+	// forgotten is the one a run of that job keeps (success.JobPath).
 	Paths []string
 	// ConflictCode is the exit code when the record kept being rewritten
 	// while forget tried to delete it.
@@ -29,7 +29,7 @@ type ForgetOptions struct {
 // Forget deletes the success record of the job that holds o.Paths, so
 // that its next run under a window goes ahead, and says what it deleted.
 func Forget(ctx context.Context, o ForgetOptions) error {
-	p := runner.SuccessPath(o.Paths)
+	p := success.JobPath(o.Paths)
 	if o.Logf != nil && len(o.Paths) > 1 {
 		o.Logf("the success record of these %d locks is kept at %s, the first in sorted order", len(o.Paths), p)
 	}

@@ -43,7 +43,7 @@ func (e *OutdatedError) Error() string {
 // order key may go ahead, and returns the lease at which to record its
 // success (nil when an ancestor holds the path: see OnceHeldError).
 func (o *Options) checkOutdated(ctx context.Context, c *zkconn.Client, h held) (*recipe.Lease, error) {
-	p := successPath(o.Paths)
+	p := success.JobPath(o.Paths)
 	for _, in := range h.inherited {
 		if in.Path() == p {
 			return nil, &OnceHeldError{Path: p, PID: in.PID, OrderKey: true}

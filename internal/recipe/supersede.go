@@ -182,6 +182,9 @@ func (l *Lease) supersedeAhead(ctx context.Context, q []Contender, idx int, me S
 			if err != nil {
 				return err
 			}
+			if supersedeRead != nil {
+				supersedeRead()
+			}
 			_, err = l.c.SetVersion(ctx, node, marked, st.Version)
 			if errors.Is(err, zk.ErrBadVersion) {
 				continue // written meanwhile (it took the lock, say): read again
@@ -194,6 +197,11 @@ func (l *Lease) supersedeAhead(ctx context.Context, q []Contender, idx int, me S
 	}
 	return nil
 }
+
+// supersedeRead, when set (by tests), runs between a newcomer's read of a
+// waiter's node and its write telling it to leave: the window in which the
+// holder may release and the waiter take the lock.
+var supersedeRead func()
 
 // withSuperseder adds the "superseded_by" member to a zklock node's data,
 // keeping every other member as it was.

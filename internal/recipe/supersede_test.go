@@ -3,6 +3,7 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -233,4 +234,85 @@ func TestSupersedeReleaseRace(t *testing.T) {
 		assertGone(t, path)
 	}
 	t.Logf("outcomes: %v", tally)
+}
+
+// TestSupersedeToldAsItTakes holds the race of TestSupersedeReleaseRace
+// open where it is narrowest: the newcomer has read the waiter's node as a
+// waiter's, and before its write telling it to leave lands, the holder
+// releases and the waiter takes the lock. The write then tells a holder,
+// which must go on holding (it is next, and must run), while the newcomer
+// waits behind it and takes the lock after it: one runs next, then the
+// other, never both, and nothing is left.
+func TestSupersedeToldAsItTakes(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	addr := shared.Server(t).Addrs()[0]
+	path := testPath(t)
+	holder, err := Acquire(ctx, client(t), path, supersedeReq(0, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter := make(chan acquired, 1)
+	wc := client(t)
+	go func() {
+		l, err := Acquire(ctx, wc, path, supersedeReq(1, nil))
+		waiter <- acquired{who: 1, l: l, err: err}
+	}()
+	awaitWatches(t, ctx, addr, path, 2)
+	// The hook runs in the newcomer's goroutine: it hands over the
+	// waiter's outcome once the waiter has taken the lock.
+	told := make(chan acquired, 1)
+	var once sync.Once
+	supersedeRead = func() {
+		once.Do(func() {
+			if err := holder.Release(ctx); err != nil {
+				t.Error(err)
+			}
+			told <- <-waiter
+		})
+	}
+	t.Cleanup(func() { supersedeRead = nil })
+	newcomer := make(chan acquired, 1)
+	nc := client(t)
+	go func() {
+		l, err := Acquire(ctx, nc, path, supersedeReq(2, nil))
+		newcomer <- acquired{who: 2, l: l, err: err}
+	}()
+	var w acquired
+	select {
+	case w = <-told:
+	case n := <-newcomer:
+		t.Fatalf("the newcomer never read a waiter's node: %v", n.err)
+	}
+	if w.err != nil {
+		t.Fatalf("the waiter that became next: %v, want it to hold", w.err)
+	}
+	// The newcomer waits: once it watches the one that held on, its
+	// write is done.
+	zktest.Eventually(t, 10*time.Second, "the newcomer to watch the one ahead", func() bool {
+		watched, err := zktest.Wchp(ctx, addr)
+		return err == nil && slices.Contains(watched[w.l.Node], nc.SessionID())
+	})
+	data, _, err := raw(t).Get(w.l.Node)
+	if err != nil || supersededIn(data) == nil {
+		t.Fatalf("the holder's node (%v) was not told to leave: %s", err, data)
+	}
+	if err := w.l.Verify(ctx); err != nil {
+		t.Fatalf("the holder told to leave: %v, want it to hold on", err)
+	}
+	select {
+	case n := <-newcomer:
+		t.Fatalf("the newcomer ended (%v) while the waiter held", n.err)
+	default:
+	}
+	if err := w.l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := <-newcomer
+	if n.err != nil {
+		t.Fatalf("newcomer: %v", n.err)
+	}
+	if err := n.l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, path)
 }

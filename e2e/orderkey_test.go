@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // TestOrderKeyOutdated: a run's order key is recorded on success; a later
@@ -38,6 +39,18 @@ func TestOrderKeyOutdated(t *testing.T) {
 	if r := run("10"); r.code != 0 {
 		t.Fatalf("key 10: exit %d: %s", r.code, r.stderr)
 	}
+	// list shows the recorded key, and a holder's (a retry of key 10).
+	holder, holderErr := startGated(t, dir, "h", "run", "--order-key", "10", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	if r := runWithin(t, time.Minute, zklock(t, "list", "--json", "--path", path)); r.code != 0 ||
+		strings.Count(r.stdout, `"order_key": 10`) != 2 {
+		t.Errorf("list --json (exit %d) does not show the key 10 of the holder and of the last success: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runWithin(t, time.Minute, zklock(t, "list", "--path", path)); !strings.Contains(r.stdout, "holding, key 10") || !strings.Contains(r.stdout, "order key 10") {
+		t.Errorf("list does not show the keys: %s%s", r.stdout, r.stderr)
+	}
+	touch(t, filepath.Join(dir, "h"))
+	wantExit(t, holder, holderErr, 0, "the holder")
 	metrics := filepath.Join(dir, "job.prom")
 	r := run("9", "--supersede", "--metrics-file", metrics)
 	if r.code != 75 {

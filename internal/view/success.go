@@ -22,6 +22,9 @@ type SuccessJSON struct {
 	// is not valid UTF-8.
 	CmdBytes [][]byte `json:"cmd_bytes,omitempty"`
 	Client   string   `json:"client,omitempty"` // a record not written by zklock, as text
+	// OrderKey is the --order-key of the run that succeeded: a run with
+	// a lower key is outdated.
+	OrderKey *int64 `json:"order_key,omitempty"`
 }
 
 func successJSON(s *success.Record) *SuccessJSON {
@@ -31,6 +34,7 @@ func successJSON(s *success.Record) *SuccessJSON {
 	j := &SuccessJSON{At: s.At, Zklock: s.ByZklock, Client: s.Raw}
 	if s.ByZklock {
 		j.Host, j.PID, j.User, j.Cmd, j.CmdBytes = s.Owner.Host, s.Owner.PID, s.Owner.User, s.Owner.Cmd, s.Owner.CmdBytes
+		j.OrderKey = s.Owner.OrderKey
 	}
 	return j
 }
@@ -53,6 +57,8 @@ func Forgotten(s success.Record) string {
 // foreign record as text.
 func successBy(s success.Record) string {
 	switch {
+	case s.ByZklock && s.Owner.OrderKey != nil:
+		return fmt.Sprintf("on %s pid %d (%s), order key %d", Cell(orDash(s.Owner.Host)), s.Owner.PID, Cell(s.Owner.CommandLine()), *s.Owner.OrderKey)
 	case s.ByZklock:
 		return fmt.Sprintf("on %s pid %d (%s)", Cell(orDash(s.Owner.Host)), s.Owner.PID, Cell(s.Owner.CommandLine()))
 	case s.Raw != "":

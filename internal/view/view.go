@@ -45,6 +45,8 @@ type EntryJSON struct {
 	// Revoke is a pending revocation: who asked (when zklock recorded it)
 	// and when, on the server's clock.
 	Revoke recipe.Revocation `json:"revoke,omitzero"`
+	// OrderKey is the contender's --order-key, if it gave one.
+	OrderKey *int64 `json:"order_key,omitempty"`
 }
 
 // QueueJSON is the JSON form of one lock path and its queue.
@@ -70,6 +72,7 @@ func toJSON(e recipe.Entry, d owner.NodeData) EntryJSON {
 	if o := d.Owner; d.ByZklock {
 		j.Zklock = true
 		j.Host, j.PID, j.User, j.Cmd, j.CmdBytes, j.Version = o.Host, o.PID, o.User, o.Cmd, o.CmdBytes, o.Zklock
+		j.OrderKey = orderKey(o)
 		if !o.Since.IsZero() {
 			j.Since = o.Since
 		}
@@ -78,6 +81,15 @@ func toJSON(e recipe.Entry, d owner.NodeData) EntryJSON {
 		}
 	}
 	return j
+}
+
+// orderKey is the order key a zklock's data declares: its own member, or
+// the superseding queue's, where a zklock that wrote no other put it.
+func orderKey(o owner.Owner) *int64 {
+	if o.OrderKey == nil && o.Supersede != nil {
+		return o.Supersede.Key
+	}
+	return o.OrderKey
 }
 
 func recipeName(r recipe.Recipe) string {
@@ -206,6 +218,9 @@ func row(e recipe.Entry, withPath bool, now time.Time) []string {
 	mode, st := j.Mode, j.State
 	if j.Persistent {
 		st += " (persistent)" // a contender that never expires
+	}
+	if j.OrderKey != nil {
+		st += fmt.Sprintf(", key %d", *j.OrderKey)
 	}
 	if e.Revoke.Pending() {
 		st += ", revoke pending"

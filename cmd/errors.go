@@ -180,7 +180,7 @@ func kindHint(e *recipe.KindConflictError) string {
 	case e.Found == recipe.RecipeSupersede:
 		return " (add --supersede to join it, or use another --path)"
 	case e.Want == recipe.RecipeSupersede:
-		return " (drop --supersede to join it, or use another --path)"
+		return " (drop --supersede or --cancel-in-progress to join it, or use another --path)"
 	}
 	return " (drop --limit to join it, or use another --path)"
 }

@@ -36,10 +36,10 @@ type Lease struct {
 // Acquire joins the queue at path and waits, as r.Wait says, until it
 // holds what r.Mode asks for. On any failure it has left the queue again.
 func Acquire(ctx context.Context, c *zkconn.Client, path string, r Request) (*Lease, error) {
-	if r.Mode.m.Kind() == recipe.SemaphoreLease && r.Mode.Limit() < 1 {
+	if r.Mode.kind == semaphore && r.Mode.Limit() < 1 {
 		return nil, fmt.Errorf("%w: a semaphore's limit must be at least 1, not %d", errBadRequest, r.Mode.Limit())
 	}
-	l, err := recipe.Acquire(ctx, c, path, recipe.Request{Mode: r.Mode.m, Flavor: r.Flavor.recipe(), Wait: r.Wait.w, Data: r.Data})
+	l, err := recipe.Acquire(ctx, c, path, recipe.Request{Mode: r.Mode.recipe(), Flavor: r.Flavor.recipe(), Wait: r.Wait.recipe(), Data: r.Data})
 	if err != nil {
 		return nil, public(err)
 	}
@@ -56,7 +56,7 @@ func (l *Lease) Path() string { return l.l.Path }
 func (l *Lease) Node() string { return l.l.Node }
 
 // Mode is what the lease holds.
-func (l *Lease) Mode() Mode { return Mode{l.l.Mode} }
+func (l *Lease) Mode() Mode { return modeOf(l.l.Mode) }
 
 // Done is closed once the lease can no longer be trusted: its node was
 // deleted (Err is ErrNodeGone), its session was lost (zkconn.IsSessionLoss

@@ -82,3 +82,21 @@ func exportedAPI(t *testing.T) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestExamplesCopyable keeps the examples a program an outside user can
+// copy: they may import no internal package, which such a user cannot.
+func TestExamplesCopyable(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "example_test.go", nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name.Name != "lock_test" {
+		t.Errorf("example_test.go is package %s, want lock_test", f.Name.Name)
+	}
+	for _, im := range f.Imports {
+		if strings.Contains(im.Path.Value, "/internal/") {
+			t.Errorf("example_test.go imports %s", im.Path.Value)
+		}
+	}
+}

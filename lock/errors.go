@@ -85,7 +85,7 @@ func (e *KindConflictError) Unwrap() error        { return e.err }
 // excluded. Acquire has backed out of the queue.
 type FlavorConflictError struct {
 	Path  string
-	Node  string // the other library's contender
+	Node  string // the other library's contender, its full path
 	Other string // that library, e.g. "a Kazoo Lock/ReadLock/WriteLock"
 	err   error
 }
@@ -151,7 +151,7 @@ func public(err error) error {
 	case errors.As(err, &kind):
 		return &KindConflictError{Path: kind.Path, Node: kind.Node, Semaphore: kind.Found == recipe.RecipeSemaphore, err: err}
 	case errors.As(err, &flav):
-		return &FlavorConflictError{Path: flav.Path, Node: flav.Node, Other: flav.Other, err: err}
+		return &FlavorConflictError{Path: flav.Path, Node: zkconn.Join(flav.Path, flav.Node), Other: flav.Other, err: err}
 	case errors.As(err, &limit):
 		return &LimitMismatchError{Path: limit.Path, Holder: zkconn.Join(limit.Path, recipe.SemaphoreLeasesName, limit.Holder.Name), Held: limit.Held, Want: limit.Want, err: err}
 	}

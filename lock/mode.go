@@ -77,7 +77,8 @@ type Flavor int
 const (
 	// FlavorCurator is Apache Curator's naming, and the default. Curator's
 	// InterProcessMutex sees its exclusive nodes, its
-	// InterProcessReadWriteLock its shared nodes.
+	// InterProcessReadWriteLock its shared nodes; readers do not see its
+	// exclusive nodes, so a read-write lock's writers take FlavorCuratorRW.
 	FlavorCurator Flavor = iota
 	// FlavorCuratorRW is Curator InterProcessReadWriteLock's naming for
 	// writers as well as readers.

@@ -9,6 +9,7 @@ import (
 	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
 	"github.com/zklock/zklock/lock"
+	"github.com/zklock/zklock/zkconn"
 )
 
 // The recipes' own tests (internal/recipe) prove exclusion, order and
@@ -16,6 +17,18 @@ import (
 // and that what comes back is this package's types.
 
 func TestMain(m *testing.M) { shared.Main(m) }
+
+// hold acquires r at path, or fails the test, and releases the lease when
+// the test ends.
+func hold(t *testing.T, ctx context.Context, c *zkconn.Client, path string, r lock.Request) *lock.Lease {
+	t.Helper()
+	l, err := lock.Acquire(ctx, c, path, r)
+	if err != nil {
+		t.Fatalf("Acquire %s %v: %v", path, r.Mode, err)
+	}
+	t.Cleanup(func() { l.Release(context.Background()) })
+	return l
+}
 
 func TestAcquireExclusive(t *testing.T) {
 	ctx, path := shared.Ctx(t, time.Minute), shared.Path(t)
@@ -47,11 +60,7 @@ func TestAcquireExclusive(t *testing.T) {
 		t.Errorf("Err after Release = %v, want ErrReleased", l.Err())
 	}
 	shared.AssertGone(t, l.Node())
-	next, err := lock.Acquire(ctx, b, path, lock.Request{Wait: lock.NoWait})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer next.Release(ctx)
+	next := hold(t, ctx, b, path, lock.Request{Wait: lock.NoWait})
 	if tok2, err := next.FencingToken(ctx); err != nil || tok2 <= tok {
 		t.Errorf("next holder's token %d (%v), want more than %d", tok2, err, tok)
 	}
@@ -60,33 +69,17 @@ func TestAcquireExclusive(t *testing.T) {
 func TestAcquireSharedAndSemaphore(t *testing.T) {
 	ctx, path := shared.Ctx(t, time.Minute), shared.Path(t)
 	a, b, c := shared.Client(t), shared.Client(t), shared.Client(t)
-	r1, err := lock.Acquire(ctx, a, path+"/rw", lock.Request{Mode: lock.Shared, Wait: lock.NoWait})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r1.Release(ctx)
-	r2, err := lock.Acquire(ctx, b, path+"/rw", lock.Request{Mode: lock.Shared, Wait: lock.NoWait})
-	if err != nil {
-		t.Fatalf("a second reader: %v", err)
-	}
-	defer r2.Release(ctx)
-	_, err = lock.Acquire(ctx, c, path+"/rw", lock.Request{Wait: lock.NoWait})
+	r1 := hold(t, ctx, a, path+"/rw", lock.Request{Mode: lock.Shared, Wait: lock.NoWait})
+	hold(t, ctx, b, path+"/rw", lock.Request{Mode: lock.Shared, Wait: lock.NoWait})
+	_, err := lock.Acquire(ctx, c, path+"/rw", lock.Request{Wait: lock.NoWait})
 	var flavor *lock.FlavorConflictError
 	if !errors.As(err, &flavor) || flavor.Node != r1.Node() || !errors.Is(err, lock.ErrFlavorConflict) {
 		t.Errorf("a mutex-named writer beside Curator readers: %v, want a *FlavorConflictError", err)
 	}
 
 	sem := path + "/sem"
-	s1, err := lock.Acquire(ctx, a, sem, lock.Request{Mode: lock.Semaphore(2), Wait: lock.NoWait})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s1.Release(ctx)
-	s2, err := lock.Acquire(ctx, b, sem, lock.Request{Mode: lock.Semaphore(2), Wait: lock.NoWait})
-	if err != nil {
-		t.Fatalf("the second of two leases: %v", err)
-	}
-	defer s2.Release(ctx)
+	hold(t, ctx, a, sem, lock.Request{Mode: lock.Semaphore(2), Wait: lock.NoWait})
+	hold(t, ctx, b, sem, lock.Request{Mode: lock.Semaphore(2), Wait: lock.NoWait})
 	_, err = lock.Acquire(ctx, c, sem, lock.Request{Mode: lock.Semaphore(2), Wait: lock.NoWait})
 	var busy *lock.BusyError
 	if !errors.As(err, &busy) || busy.Limit != 2 {
@@ -126,11 +119,7 @@ func TestAcquireAll(t *testing.T) {
 
 	// A path that cannot be held releases the ones already held.
 	other := shared.Client(t)
-	b, err := lock.Acquire(ctx, other, path+"/b", lock.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Release(ctx)
+	hold(t, ctx, other, path+"/b", lock.Request{})
 	_, err = lock.AcquireAll(ctx, c, paths, lock.Request{Wait: lock.NoWait})
 	if !errors.Is(err, lock.ErrBusy) {
 		t.Fatalf("AcquireAll beside a holder of one path: %v, want ErrBusy", err)
@@ -143,12 +132,8 @@ func TestAcquireAll(t *testing.T) {
 func TestWaitUntilTimesOut(t *testing.T) {
 	ctx, path := shared.Ctx(t, time.Minute), shared.Path(t)
 	a, b := shared.Client(t), shared.Client(t)
-	l, err := lock.Acquire(ctx, a, path, lock.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Release(ctx)
-	_, err = lock.Acquire(ctx, b, path, lock.Request{Wait: lock.WaitUntil(time.Now().Add(100 * time.Millisecond))})
+	hold(t, ctx, a, path, lock.Request{})
+	_, err := lock.Acquire(ctx, b, path, lock.Request{Wait: lock.WaitUntil(time.Now().Add(100 * time.Millisecond))})
 	if !errors.Is(err, lock.ErrWaitTimeout) {
 		t.Fatalf("a wait past its deadline: %v, want ErrWaitTimeout", err)
 	}
@@ -160,12 +145,9 @@ func TestWaitUntilTimesOut(t *testing.T) {
 func TestInspect(t *testing.T) {
 	ctx, path := shared.Ctx(t, time.Minute), shared.Path(t)
 	a, b := shared.Client(t), shared.Client(t)
-	l, err := lock.Acquire(ctx, a, path, lock.Request{Mode: lock.Shared, Data: []byte("reader")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Release(ctx)
+	l := hold(t, ctx, a, path, lock.Request{Mode: lock.Shared, Data: []byte("reader")})
 	wctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the waiter if the test fails first
 	waited := make(chan error, 1)
 	go func() {
 		_, err := lock.Acquire(wctx, b, path, lock.Request{Flavor: lock.FlavorCuratorRW, Data: []byte("writer")})
@@ -173,6 +155,7 @@ func TestInspect(t *testing.T) {
 	}()
 	var q lock.Queue
 	zktest.Eventually(t, 30*time.Second, "the writer to queue", func() bool {
+		var err error
 		q, err = lock.Inspect(ctx, a, path)
 		return err == nil && len(q.Contenders) == 2
 	})
@@ -193,11 +176,7 @@ func TestInspect(t *testing.T) {
 func TestRevoke(t *testing.T) {
 	ctx, path := shared.Ctx(t, time.Minute), shared.Path(t)
 	a, b := shared.Client(t), shared.Client(t)
-	l, err := lock.Acquire(ctx, a, path, lock.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Release(ctx)
+	l := hold(t, ctx, a, path, lock.Request{})
 	revoked := l.Revoked() // set the watch before the request
 	asked, err := lock.Revoke(ctx, b, path, "")
 	if err != nil || len(asked) != 1 || asked[0] != l.Node() {
@@ -223,11 +202,7 @@ func TestRevoke(t *testing.T) {
 
 func TestDoneWhenNodeDeleted(t *testing.T) {
 	ctx, path := shared.Ctx(t, time.Minute), shared.Path(t)
-	l, err := lock.Acquire(ctx, shared.Client(t), path, lock.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Release(ctx)
+	l := hold(t, ctx, shared.Client(t), path, lock.Request{})
 	done := l.Done()
 	if err := l.Err(); err != nil {
 		t.Fatalf("Err of a held lease: %v", err)

@@ -34,22 +34,41 @@ import (
 //	           it would its own exec's
 //
 // Its argv is the command's, and its environment the command's with
-// GateMarker appended last, which the gate removes before the exec: the
-// command sees exactly what it would have seen.
+// GateMarker appended, which the gate removes before the exec: the
+// command sees what it would have seen.
 const (
 	GateGo  = 3
 	GateErr = 4
 )
 
-// GateMarker ends the environment of a process started as the gate. It is
-// the last entry, not looked up by name: the command's own environment may
-// hold anything.
+// GateMarker is in the environment of a process started as the gate,
+// appended last to the command's. It is found by its whole entry, not
+// looked up by name (the command's own environment may hold anything),
+// and anywhere: an emulator such as qemu-user may hand the environment
+// over in another order.
 const GateMarker = "ZKLOCK_INTERNAL_WATCHDOG=gate1"
 
 // isGate reports whether this process was started as the gate.
 func isGate() bool {
+	for _, kv := range os.Environ() {
+		if kv == GateMarker {
+			return true
+		}
+	}
+	return false
+}
+
+// commandEnviron is the gate's environment without its marker: the
+// command's.
+func commandEnviron() []string {
 	env := os.Environ()
-	return len(env) > 0 && env[len(env)-1] == GateMarker
+	out := env[:0]
+	for _, kv := range env {
+		if kv != GateMarker {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // gate waits for zklock's word and executes the command. It returns only
@@ -74,8 +93,7 @@ func gate() int {
 		return 0
 	}
 	unix.CloseOnExec(GateErr)
-	env := os.Environ()
-	err := syscall.Exec(string(buf[:n]), os.Args, env[:len(env)-1])
+	err := syscall.Exec(string(buf[:n]), os.Args, commandEnviron())
 	errno, ok := err.(syscall.Errno)
 	if !ok {
 		errno = syscall.EINVAL

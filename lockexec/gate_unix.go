@@ -61,6 +61,12 @@ func (g *gate) attr(a *syscall.ProcAttr) *syscall.ProcAttr {
 	return &syscall.ProcAttr{Dir: a.Dir, Env: env, Files: files, Sys: a.Sys}
 }
 
+// argv is the gate's: zklock's argv[0], the name that the watchdog's
+// program answers to, then the command's.
+func (g *gate) argv(command []string) []string {
+	return append([]string{os.Args[0]}, command...)
+}
+
 // forked drops zklock's copies of the child's ends, on the forking thread
 // right after the fork.
 func (g *gate) forked() {

@@ -112,7 +112,7 @@ func Supervise(ctx context.Context, s Spec) error {
 // without a gate. err is the command's exec error.
 func startArmed(wd *Watchdog, path string, argv []string, attr *syscall.ProcAttr) (c *child, armErr error, err error) {
 	if g := wd.openGate(); g != nil {
-		c, err = startChild(g.program, argv, g.attr(attr), func(pid int) {
+		c, err = startChild(g.program, g.argv(argv), g.attr(attr), func(pid int) {
 			g.forked()
 			if testHookForked != nil {
 				testHookForked(pid)

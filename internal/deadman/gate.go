@@ -33,9 +33,11 @@ import (
 //	           in decimal here, so that zklock classifies the failure as
 //	           it would its own exec's
 //
-// Its argv is the command's, and its environment the command's with
-// GateMarker appended, which the gate removes before the exec: the
-// command sees what it would have seen.
+// Its argv is zklock's argv[0] followed by the command's argv (a binary
+// that dispatches on its name, a test binary standing in for zklock,
+// must dispatch to the gate too), and its environment the command's with
+// GateMarker appended. The gate drops both additions before the exec:
+// the command sees what it would have seen.
 const (
 	GateGo  = 3
 	GateErr = 4
@@ -93,10 +95,12 @@ func gate() int {
 		return 0
 	}
 	unix.CloseOnExec(GateErr)
-	err := syscall.Exec(string(buf[:n]), os.Args, commandEnviron())
-	errno, ok := err.(syscall.Errno)
-	if !ok {
-		errno = syscall.EINVAL
+	errno := syscall.EINVAL // no command, which zklock never asks for
+	if len(os.Args) > 1 {
+		err := syscall.Exec(string(buf[:n]), os.Args[1:], commandEnviron())
+		if e, ok := err.(syscall.Errno); ok {
+			errno = e
+		}
 	}
 	_, _ = unix.Write(GateErr, []byte(strconv.Itoa(int(errno))))
 	return 127

@@ -97,11 +97,11 @@ var faults = []fault{
 			value = strconv.FormatInt((n.s.T * 2 / 3).Milliseconds(), 10)
 			what = "maxSessionTimeout " + value + "ms"
 		}
-		for _, srv := range n.s.cluster.Servers() {
-			srv.SetConfig("maxSessionTimeout", value)
-			n.restart(srv)
-		}
+		n.roll(value)
 		return what
+	}, false},
+	{"renegotiate", true, func(ctx context.Context, n *nemesis, d draw) string {
+		return n.renegotiate(ctx, d)
 	}, false},
 	{"skew", true, func(ctx context.Context, n *nemesis, d draw) string {
 		srv := n.member(d.target)
@@ -147,8 +147,10 @@ var faults = []fault{
 			if d.flip {
 				// Each connection's first request and its reply held
 				// back, as a lost segment sent again: past the
-				// keepalive's patience, connection after connection.
-				p.HoldBack(2, 4*delay)
+				// keepalive's patience (T/10, or more on a slow link),
+				// connection after connection. Scaled from T, so that
+				// it outlasts the patience whatever T is.
+				p.HoldBack(2, max(4*delay, span(n.s.T/3, n.s.T, d.frac)))
 			}
 		}
 		sleep(ctx, span(n.s.T, 3*n.s.T, d.frac))

@@ -29,6 +29,8 @@ const (
 	pathRW    = root + "/rw"
 	pathSem   = root + "/semaphore"
 	pathOnce  = root + "/once"
+	pathQueue = root + "/deploy"
+	pathLong  = root + "/long"
 )
 
 // onceWindow is the `--once-per` workload's window: short, so that a run
@@ -45,6 +47,8 @@ var paths = []robust.Path{
 	{Name: pathRW, Kind: robust.ReadWrite},
 	{Name: pathSem, Kind: robust.Semaphore, Limit: semLimit},
 	{Name: pathOnce, Kind: robust.OncePer, Window: onceWindow},
+	{Name: pathQueue, Kind: robust.Exclusive, Supersede: true},
+	{Name: pathLong, Kind: robust.Exclusive},
 }
 
 // job is one zklock invocation a workload asks for.
@@ -60,6 +64,8 @@ type job struct {
 	// path, which re-enters the lock its parent holds.
 	nested []string
 	pause  time.Duration // before the next job
+	// orderKey is the run's --order-key, nil for none.
+	orderKey *int64
 }
 
 // workload is a named crowd: how many workers, and each one's next job.
@@ -132,6 +138,8 @@ var workloads = []workload{
 	}},
 	// revoke is the revoker alone (suite.revoker), no crowd of its own.
 	{"revoke", 0, nil},
+	{"supersede", 3, supersedeJob},
+	{"long", 2, longJob},
 }
 
 // worker runs one workload's jobs, one after the other, until ctx ends.
@@ -166,7 +174,7 @@ func (s *suite) runJob(id, wl string, slot int, j job) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	run := robust.Run{ID: id, Workload: wl, Paths: j.paths, Role: j.role, CommandExit: j.exit, Host: s.host}
+	run := robust.Run{ID: id, Workload: wl, Paths: j.paths, Role: j.role, CommandExit: j.exit, Host: s.host, OrderKey: j.orderKey}
 	run.Invoked, run.WallInvoked = mono(), time.Now()
 	if err := cmd.Start(); err != nil {
 		s.fail(fmt.Errorf("start zklock: %w", err))
@@ -196,6 +204,7 @@ func said(run *robust.Run, stderr string) {
 	run.Stderr = lines[len(lines)-1]
 	run.Revoked = strings.Contains(stderr, `"event":"revoked"`)
 	run.Unrecorded = strings.Contains(stderr, "could not record the success")
+	run.SupersededBy = robust.ParseSuperseded(stderr)
 }
 
 // normSession writes a session id one way, as zklock and the server's log

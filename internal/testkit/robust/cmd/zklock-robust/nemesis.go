@@ -147,10 +147,12 @@ var faults = []fault{
 			if d.flip {
 				// Each connection's first request and its reply held
 				// back, as a lost segment sent again: past the
-				// keepalive's patience (T/10, or more on a slow link),
-				// connection after connection. Scaled from T, so that
-				// it outlasts the patience whatever T is.
-				p.HoldBack(2, max(4*delay, span(n.s.T/3, n.s.T, d.frac)))
+				// keepalive's patience, connection after connection.
+				// That patience is T/10, or on a slow link twice TCP's
+				// retransmission timeout from the handshake's round
+				// trip (about 6 round trips, each 2–3 delays); so the
+				// chunk is held 16 delays and T/3 more.
+				p.HoldBack(2, 16*delay+n.s.T/3)
 			}
 		}
 		sleep(ctx, span(n.s.T, 3*n.s.T, d.frac))

@@ -140,6 +140,11 @@ var workloads = []workload{
 	{"revoke", 0, nil},
 	{"supersede", 3, supersedeJob},
 	{"long", 2, longJob},
+	// Pools (`--resources a,b,c --take N`) go here once zklock has them:
+	// each resource a path of kind Exclusive in paths, and a run's Paths
+	// the resources zklock gave it, read from the hold command's tokens
+	// line (readLife) rather than known before it runs; the checker then
+	// judges each resource as it judges the multi workload's paths.
 }
 
 // worker runs one workload's jobs, one after the other, until ctx ends.

@@ -136,7 +136,7 @@ fi
 # renegotiate, skew), which take longer than the lane alone. Like fuzzing,
 # after the main run and only when the whole suite runs, since it keeps the
 # machine busy.
-robust_seed=20261129
+robust_seed=20261562
 robust_args=(--duration 30s --session-timeout 2s --seed "$robust_seed"
   --faults kill,kill-leader,term,freeze,wipe,isolate,partition,slow,zklock-stop,zklock-kill,cpu)
 if ((rc == 0 && $# == 0)); then

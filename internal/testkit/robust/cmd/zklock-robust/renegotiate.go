@@ -5,8 +5,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/zklock/zklock/internal/testkit/robust"
 )
 
 // minSessionTimeout is the servers' own floor, two ticks of the harness's
@@ -48,4 +51,19 @@ func (n *nemesis) roll(value string) {
 		srv.SetConfig("maxSessionTimeout", value)
 		n.restart(srv)
 	}
+}
+
+// longJob: worker 0 holds /robust/long for 4–6 T, long enough to live
+// through a rolling restart, and worker 1 waits behind it with short
+// holds. The renegotiate fault cuts worker 0 off once the restart has
+// lowered its session timeout: its successor then runs as soon as the
+// lowered timeout expires the session, and worker 0 must have stopped its
+// command by then.
+func longJob(w int, rng *rand.Rand, s *suite) job {
+	hold := 20*time.Millisecond + time.Duration(rng.Int64N(int64(300*time.Millisecond)))
+	if w == 0 {
+		hold = 4*s.T + time.Duration(rng.Int64N(int64(2*s.T)))
+	}
+	return job{args: runArgs(s, "run", "--path", pathLong), paths: []string{pathLong}, role: robust.Holder,
+		locks: []string{s.kernel(pathLong, "ex")}, hold: hold, hard: w == 0 && rng.IntN(2) == 0}
 }

@@ -30,18 +30,3 @@ func supersedeJob(w int, rng *rand.Rand, s *suite) job {
 		hold: holdTime(rng, s.T), hard: rng.IntN(4) == 0, orderKey: &k,
 		pause: time.Duration(rng.IntN(300)) * time.Millisecond}
 }
-
-// longJob: worker 0 holds /robust/long for 4–6 T, long enough to live
-// through a rolling restart, and worker 1 waits behind it with short
-// holds. The renegotiate fault cuts worker 0 off once the restart has
-// lowered its session timeout: its successor then runs as soon as the
-// lowered timeout expires the session, and worker 0 must have stopped its
-// command by then.
-func longJob(w int, rng *rand.Rand, s *suite) job {
-	hold := 20*time.Millisecond + time.Duration(rng.Int64N(int64(300*time.Millisecond)))
-	if w == 0 {
-		hold = 4*s.T + time.Duration(rng.Int64N(int64(2*s.T)))
-	}
-	return job{args: runArgs(s, "run", "--path", pathLong), paths: []string{pathLong}, role: robust.Holder,
-		locks: []string{s.kernel(pathLong, "ex")}, hold: hold, hard: w == 0 && rng.IntN(2) == 0}
-}

@@ -100,6 +100,9 @@ type Run struct {
 	// SupersededBy is set when zklock said a newer contender made it
 	// leave a `--supersede` queue, with what it said of that contender.
 	SupersededBy *Superseder `json:"superseded_by,omitempty"`
+	// Outcome is the outcome of zklock's exit event (--log-format json),
+	// "" when it wrote none.
+	Outcome string `json:"outcome,omitempty"`
 	// Stderr is zklock's last line on stderr.
 	Stderr string `json:"stderr,omitempty"`
 }

@@ -43,7 +43,8 @@ func ParseSuperseded(stderr string) *Superseder {
 // checkSupersede judges a `--supersede` queue, on every run of the path
 // (docs/guide/run.md):
 //
-//   - a superseded waiter exits 75 and its command never runs;
+//   - a superseded waiter exits 75 with the outcome superseded, and its
+//     command never runs;
 //   - it names a contender of the path that was started before it left,
 //     and whose order key is at least its own: among waiters the highest
 //     key survives, an equal key (a retry) takes the place, and a run
@@ -55,15 +56,17 @@ func ParseSuperseded(stderr string) *Superseder {
 func (r *Result) checkSupersede(p Path, runs []Run) {
 	for _, run := range runs {
 		by := run.SupersededBy
+		if run.Killed || by == nil && run.Outcome != "superseded" {
+			continue
+		}
 		if by == nil {
-			continue
-		}
-		if run.Killed {
-			continue
-		}
-		if run.Exit != 75 || run.Life != nil {
 			r.add(Violation{Rule: RuleSupersede, Path: p.Name, Runs: []string{run.ID}, At: run.Exited,
-				Detail: fmt.Sprintf("%s was superseded but exited %d and its command ran: %t", run.ID, run.Exit, run.Life != nil)})
+				Detail: fmt.Sprintf("%s exited with outcome superseded but named no contender: %s", run.ID, run.Stderr)})
+			continue
+		}
+		if run.Exit != 75 || run.Life != nil || run.Outcome != "" && run.Outcome != "superseded" {
+			r.add(Violation{Rule: RuleSupersede, Path: p.Name, Runs: []string{run.ID}, At: run.Exited,
+				Detail: fmt.Sprintf("%s was superseded but exited %d, outcome %q, and its command ran: %t", run.ID, run.Exit, run.Outcome, run.Life != nil)})
 		}
 		var newer *Run
 		for i := range runs {

@@ -23,7 +23,7 @@ func TestCheckSupersede(t *testing.T) {
 	next := ran("n", "/q", Holder, 5.1, 6, 2, 0)
 	next.Host, next.PID, next.OrderKey, next.Invoked = "h", 12, key(5), 3*s
 	old := waited("o", "/q", 11, 4, 2, 3.2, 75)
-	old.SupersededBy = &Superseder{Host: "h", PID: 12, Key: key(5)}
+	old.SupersededBy, old.Outcome = &Superseder{Host: "h", PID: 12, Key: key(5)}, "superseded"
 	// late arrived after next with a lower key, and left at once, naming
 	// the waiter whose key is higher.
 	late := waited("l", "/q", 13, 3, 4, 4.1, 75)
@@ -44,6 +44,10 @@ func TestCheckSupersede(t *testing.T) {
 	lower.OrderKey = key(6) // left for a key below its own
 	misnamed := old
 	misnamed.SupersededBy = &Superseder{Host: "h", PID: 12, Key: key(7)}
+	otherOutcome := old
+	otherOutcome.Outcome = "timeout"
+	unnamed := old
+	unnamed.SupersededBy = nil
 	killed := ranAnyway
 	killed.Killed = true
 	for _, tc := range []struct {
@@ -59,6 +63,8 @@ func TestCheckSupersede(t *testing.T) {
 		{"it names one started only after it left", []Run{holder, notYet, next}, []string{RuleSupersede}},
 		{"it left for a lower key", []Run{holder, lower, next}, []string{RuleSupersede}},
 		{"it names a key its superseder did not have", []Run{holder, misnamed, next}, []string{RuleSupersede}},
+		{"its exit event says another outcome", []Run{holder, otherOutcome, next}, []string{RuleSupersede}},
+		{"its outcome is superseded but it names no one", []Run{holder, unnamed, next}, []string{RuleSupersede}},
 		{"the nemesis killed it", []Run{holder, killed, next}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

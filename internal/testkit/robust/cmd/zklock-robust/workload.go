@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -210,6 +211,19 @@ func said(run *robust.Run, stderr string) {
 	run.Revoked = strings.Contains(stderr, `"event":"revoked"`)
 	run.Unrecorded = strings.Contains(stderr, "could not record the success")
 	run.SupersededBy = robust.ParseSuperseded(stderr)
+	run.Outcome = exitOutcome(lines)
+}
+
+// exitOutcome is the outcome of zklock's exit event, the last of its
+// JSON lines that has one.
+func exitOutcome(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		var ev struct{ Event, Outcome string }
+		if json.Unmarshal([]byte(lines[i]), &ev) == nil && ev.Event == "exit" {
+			return ev.Outcome
+		}
+	}
+	return ""
 }
 
 // normSession writes a session id one way, as zklock and the server's log

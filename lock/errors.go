@@ -10,6 +10,9 @@ import (
 
 // The sentinels. Each typed error below is its sentinel for errors.Is.
 var (
+	// ErrBadRequest: a Request that cannot be taken as it is, such as a
+	// semaphore of no leases. A bad path is zkconn.ErrBadPath.
+	ErrBadRequest = errors.New("bad lock request")
 	// ErrBusy: a NoWait request found the lock held (*BusyError).
 	ErrBusy = errors.New("lock busy")
 	// ErrWaitTimeout: a WaitUntil deadline passed before the lock was held.

@@ -90,8 +90,11 @@ func TestAcquireSharedAndSemaphore(t *testing.T) {
 	if !errors.As(err, &kind) || !kind.Semaphore || !errors.Is(err, lock.ErrKindConflict) {
 		t.Errorf("a mutex on a semaphore's path: %v, want a *KindConflictError", err)
 	}
-	if _, err := lock.Acquire(ctx, c, sem, lock.Request{Mode: lock.Semaphore(0)}); err == nil {
-		t.Error("a semaphore of no leases was taken")
+	if _, err := lock.Acquire(ctx, c, sem, lock.Request{Mode: lock.Semaphore(0)}); !errors.Is(err, lock.ErrBadRequest) {
+		t.Errorf("a semaphore of no leases: %v, want ErrBadRequest", err)
+	}
+	if _, err := lock.Acquire(ctx, c, "/", lock.Request{}); !errors.Is(err, zkconn.ErrBadPath) {
+		t.Errorf("a lock on the root: %v, want zkconn.ErrBadPath", err)
 	}
 	q, err := lock.Inspect(ctx, c, sem)
 	if err != nil || !q.Semaphore || len(q.Contenders) != 2 {

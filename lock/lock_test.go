@@ -222,3 +222,34 @@ func TestDoneWhenNodeDeleted(t *testing.T) {
 		t.Errorf("Err = %v, want ErrNodeGone", l.Err())
 	}
 }
+
+func TestDoneWhenSessionExpires(t *testing.T) {
+	ctx, path := shared.Ctx(t, time.Minute), shared.Path(t)
+	proxy := zktest.NewProxyT(t, shared.Server(t).Addrs()[0])
+	cs, err := zkconn.ParseConnString(proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := zkconn.Dial(ctx, zkconn.Options{ConnString: cs, SessionTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	l := hold(t, ctx, c, path, lock.Request{})
+	done := l.Done()
+	proxy.Blackhole()
+	raw := shared.Raw(t)
+	zktest.Eventually(t, 30*time.Second, "the server to expire the session", func() bool {
+		ok, _, err := raw.Exists(l.Node())
+		return err == nil && !ok
+	})
+	proxy.Heal()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("Done stayed open after the session expired")
+	}
+	if err := l.Err(); !zkconn.IsSessionLoss(err) {
+		t.Errorf("Err = %v, want a session loss", err)
+	}
+}

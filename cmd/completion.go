@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/inspect"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -99,7 +99,7 @@ func completeNode(g *globalOptions) cobra.CompletionFunc {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
-		names, err := runner.ContendersAt(ctx, conn, p)
+		names, err := inspect.ContendersAt(ctx, conn, p)
 		if err != nil {
 			return nil, none
 		}
@@ -149,7 +149,7 @@ func completePath(g *globalOptions) cobra.CompletionFunc {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
-		paths, err := runner.PathsUnder(ctx, conn, parent, prefix)
+		paths, err := inspect.PathsUnder(ctx, conn, parent, prefix)
 		if err != nil {
 			return nil, none
 		}

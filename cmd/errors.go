@@ -7,6 +7,7 @@ import (
 	"github.com/zklock/zklock/internal/config"
 	"github.com/zklock/zklock/internal/doctor"
 	"github.com/zklock/zklock/internal/files"
+	"github.com/zklock/zklock/internal/inspect"
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
@@ -80,7 +81,7 @@ func message(err error, help string) string {
 		limit   *recipe.LimitMismatchError
 		busy    *recipe.BusyError
 		timeout *runner.WaitTimeoutError
-		revoke  *runner.RevokeTimeoutError
+		revoke  *inspect.RevokeTimeoutError
 		revoked *recipe.RevokedError
 		saslErr *zkconn.SASLError
 		krbConf *sasl.Krb5ConfError

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/inspect"
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/success"
@@ -69,7 +70,7 @@ func TestExitCode(t *testing.T) {
 			76, "/p revoked by a client that left no record (a Curator Revoker?) at 1970-01-01T"},
 		{&recipe.RevokedError{Path: "/p", Node: "/p/x", Revocation: recipe.Revocation{At: time.Unix(0, 0)}},
 			76, "; left the queue without running the command"},
-		{&runner.ConflictError{Err: &runner.RevokeTimeoutError{Path: "/p", After: time.Second}, Code: 75},
+		{&runner.ConflictError{Err: &inspect.RevokeTimeoutError{Path: "/p", After: time.Second}, Code: 75},
 			75, "/p was not released within 1s of the revocation"},
 		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: success.Record{Path: "/p"}, Window: time.Hour}, Code: 75}, 75, ""},
 		{&runner.ConflictError{Err: &runner.RecentSuccessError{Last: success.Record{Path: "/p"}, Window: time.Hour}, Code: 0}, 0, ""},

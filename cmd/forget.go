@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/inspect"
 )
 
 // forgetOptions are forget's flags.
@@ -54,5 +54,5 @@ func (o *forgetOptions) run(ctx context.Context, u *ui) error {
 	if err != nil {
 		return err
 	}
-	return runner.Forget(ctx, runner.ForgetOptions{Conn: conn, Paths: o.Paths, ConflictCode: ExitBusy, Out: u.out, Logf: u.logf})
+	return inspect.Forget(ctx, inspect.ForgetOptions{Conn: conn, Paths: o.Paths, ConflictCode: ExitBusy, Out: u.out, Logf: u.logf})
 }

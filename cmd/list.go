@@ -7,7 +7,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/inspect"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -121,19 +121,19 @@ func (o *inspectOptions) run(ctx context.Context, u *ui, holdersOnly bool) error
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	return runner.Inspect(ctx, runner.InspectOptions{Conn: conn, Path: o.Path, HoldersOnly: holdersOnly,
+	return inspect.Inspect(ctx, inspect.InspectOptions{Conn: conn, Path: o.Path, HoldersOnly: holdersOnly,
 		JSON: o.JSON, Color: u.colorOut, Live: o.live(u), ScreenSize: func() view.Screen { return terminalSize(u.out) },
 		Out: u.out, Warnf: u.warnf})
 }
 
 // live is how --watch shows the queues: drawn over the screen at a
 // terminal that can, as JSON lines elsewhere or with --json.
-func (o *inspectOptions) live(u *ui) runner.Live {
+func (o *inspectOptions) live(u *ui) inspect.Live {
 	switch {
 	case !o.Watch:
-		return runner.Once
+		return inspect.Once
 	case o.JSON || !canDraw(u.out, os.Getenv):
-		return runner.Lines
+		return inspect.Lines
 	}
-	return runner.Screen
+	return inspect.Screen
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"github.com/zklock/zklock/internal/inspect"
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 )
@@ -98,6 +99,6 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 	if err != nil {
 		return err
 	}
-	return runner.Revoke(ctx, runner.RevokeOptions{Conn: conn, Path: o.Path, Node: o.Node, Wait: wait,
+	return inspect.Revoke(ctx, inspect.RevokeOptions{Conn: conn, Path: o.Path, Node: o.Node, Wait: wait,
 		ConflictCode: o.ConflictCode, Out: u.out, Logf: u.logf})
 }

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/zklock/zklock/internal/follow"
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/recipe"
-	"github.com/zklock/zklock/internal/watch"
 )
 
 // maxHoldersPerPath caps the holder info series of one lock path: a
@@ -27,7 +27,7 @@ var states = []string{stateConnecting, stateConnected, stateDisconnected}
 // state is what a scrape reports: the watch's last snapshot and how the
 // session stands.
 type state struct {
-	snap   watch.Snapshot
+	snap   follow.Snapshot
 	read   bool      // snap holds a tree read from the servers
 	lastOK time.Time // the last snapshot shown while connected
 	state  string

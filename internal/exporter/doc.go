@@ -2,7 +2,7 @@
 // zklock exporter: how many hold and wait at each lock path, how long the
 // oldest has held and waited, who holds it, and the exporter's own health.
 //
-// It follows the tree with internal/watch, the watches of list --watch:
+// It follows the tree with internal/follow, the watches of list --watch:
 // a child watch per listed node and none per contender, so a scrape costs
 // the servers nothing and the view is as fresh as the last change. It only
 // reads: it never creates a node, never holds a lock. While no session is

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zklock/zklock/internal/watch"
+	"github.com/zklock/zklock/internal/follow"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -105,7 +105,7 @@ type exporter struct {
 func (e *exporter) follow(ctx context.Context) {
 	pause := firstRetry
 	for {
-		err := watch.Run(ctx, watch.Options{Conn: e.o.Conn, Path: e.o.Path, Show: e.show})
+		err := follow.Run(ctx, follow.Options{Conn: e.o.Conn, Path: e.o.Path, Show: e.show})
 		if ctx.Err() != nil {
 			return
 		}
@@ -132,7 +132,7 @@ func (e *exporter) follow(ctx context.Context) {
 
 // show takes the watch's snapshot: a tree read while connected, or the
 // last one again while no session carries it.
-func (e *exporter) show(s watch.Snapshot) error {
+func (e *exporter) show(s follow.Snapshot) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.st.snap, e.st.read = s, true

@@ -7,10 +7,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/zklock/zklock/internal/follow"
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/tree"
-	"github.com/zklock/zklock/internal/watch"
 )
 
 func TestLabelValue(t *testing.T) {
@@ -44,7 +44,7 @@ func TestFamilies(t *testing.T) {
 	q := func(p string, es ...recipe.Entry) tree.Queue {
 		return tree.Queue{Queue: recipe.Queue{Path: p, Entries: es}}
 	}
-	st := state{read: true, state: stateConnected, lastOK: now, snap: watch.Snapshot{Changed: now, Tree: tree.Tree{Queues: []tree.Queue{
+	st := state{read: true, state: stateConnected, lastOK: now, snap: follow.Snapshot{Changed: now, Tree: tree.Tree{Queues: []tree.Queue{
 		q("/locks/a",
 			recipe.Entry{Contender: recipe.Contender{Flavor: recipe.FlavorCurator}, Holding: true, Data: data, Created: now.Add(-100 * time.Second)},
 			recipe.Entry{Created: now.Add(-30 * time.Second)},

@@ -16,14 +16,14 @@ import (
 const recordTimeout = 5 * time.Second
 
 // checkOnce decides, once the locks are held, whether the command may run
-// under OncePer. The record lives at successPath. Its age is the youngest
+// under OncePer. The record lives at success.JobPath. Its age is the youngest
 // of the servers' (the record's mtime against the mtime of a write to our
 // own node made now, so hosts whose clocks disagree decide alike) and the
 // writer's (the clock of the host that wrote it): see recordAge,
 // clocks.go. The command runs once that age has passed the window. It
 // returns the lease at which to record a success.
 func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me owner.Owner) (*recipe.Lease, error) {
-	p := successPath(o.Paths)
+	p := success.JobPath(o.Paths)
 	for _, in := range h.inherited {
 		if in.Path() == p {
 			return nil, &OnceHeldError{Path: p, PID: in.PID}
@@ -77,10 +77,6 @@ func (o *Options) runLine(last success.Record, age time.Duration, doubt *ClockDo
 	return fmt.Sprintf("%s last succeeded %s ago (at %s, server time), before the window of %s; running",
 		last.Path, roundAge(age), last.At.Format(time.RFC3339), o.OncePer)
 }
-
-// successPath is the path whose success record a job holding paths keeps:
-// the first in canonical order, which the job's ZKLOCK_PATH names too.
-func successPath(paths []string) string { return canonical(paths)[0] }
 
 // recordSuccess writes the success record while the lock is still held, so
 // that the next holder sees it. A failure to write it costs a later run

@@ -21,6 +21,7 @@ import (
 
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/recipe"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -571,7 +572,7 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 	// queue at all, and one that joins leaves it when a success is
 	// recorded while it waits (fresh.go).
 	var fresh *freshWatch
-	if p := successPath(o.Paths); o.OncePer > 0 && slices.Contains(take, p) {
+	if p := success.JobPath(o.Paths); o.OncePer > 0 && slices.Contains(take, p) {
 		if fresh, err = o.watchSuccess(ctx, client, p); err != nil {
 			return client, held{}, err
 		}

@@ -1,4 +1,4 @@
-// Package watch follows the queues at or below a path as they change, for
+// Package follow follows the queues at or below a path as they change, for
 // list --watch and holders --watch. ZooKeeper's watches drive it, not a
 // timer: a child watch on each node that a listing lists (the path, the
 // nodes between it and each lock path, each lock path, a semaphore's
@@ -7,7 +7,7 @@
 // the lock or is revoked (it then leaves) by a change of its lock path's
 // children; that queue's contenders are read again then, and only then,
 // and the rest of the tree is not read again.
-package watch
+package follow
 
 import (
 	"context"

@@ -1,14 +1,14 @@
-package runner
+package inspect
 
 import (
 	"context"
 	"strings"
 	"time"
 
+	"github.com/zklock/zklock/internal/follow"
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/view"
-	"github.com/zklock/zklock/internal/watch"
 )
 
 // Live is how list and holders show the queues.
@@ -40,13 +40,13 @@ const linesPace = 250 * time.Millisecond
 // change (Inspect says it quietly).
 func (o InspectOptions) live(ctx context.Context) error {
 	warned := map[string]bool{}
-	var prev watch.Snapshot
+	var prev follow.Snapshot
 	pace := time.Duration(0)
 	if o.Live == Lines {
 		pace = linesPace
 	}
-	return watch.Run(ctx, watch.Options{Conn: o.Conn, Path: o.Path, HoldersOnly: o.HoldersOnly, Pace: pace,
-		Show: func(s watch.Snapshot) error {
+	return follow.Run(ctx, follow.Options{Conn: o.Conn, Path: o.Path, HoldersOnly: o.HoldersOnly, Pace: pace,
+		Show: func(s follow.Snapshot) error {
 			o.warnSkipped(s.Tree.Skipped, warned)
 			defer func() { prev = s }()
 			if o.Live == Screen {
@@ -73,7 +73,7 @@ func (o InspectOptions) live(ctx context.Context) error {
 // frame draws snapshot s over the terminal's screen, fitted to its size
 // (view.FitEntries, view.FitScreen): the header and the holders, then the
 // first waiters and how many more there are.
-func (o InspectOptions) frame(s watch.Snapshot) error {
+func (o InspectOptions) frame(s follow.Snapshot) error {
 	var b strings.Builder
 	now := time.Now()
 	what := o.Path

@@ -1,4 +1,4 @@
-package runner
+package inspect
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/recipe"
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -21,7 +22,7 @@ type RevokeOptions struct {
 	Node string
 	// Wait is how long to wait for the revoked contenders to release:
 	// NoWait returns once the requests are written.
-	Wait WaitLimit
+	Wait runner.WaitLimit
 	// ConflictCode is the exit code when the wait times out.
 	ConflictCode int
 	Out          io.Writer
@@ -72,7 +73,7 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 		if err := printAsked(o.Out, o.Path, asked); err != nil {
 			return err
 		}
-		return &ConflictError{Err: err, Code: o.ConflictCode}
+		return &runner.ConflictError{Err: err, Code: o.ConflictCode}
 	}
 	if err != nil {
 		return err
@@ -83,7 +84,7 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 		if err := printAsked(o.Out, o.Path, asked); err != nil {
 			return err
 		}
-		return &ConflictError{Err: &NotRevocableError{Path: o.Path, Holders: done.Deaf}, Code: o.ConflictCode}
+		return &runner.ConflictError{Err: &NotRevocableError{Path: o.Path, Holders: done.Deaf}, Code: o.ConflictCode}
 	}
 	if len(asked) == 0 {
 		_, err := fmt.Fprintf(o.Out, "nothing to revoke: %s\n", view.Escape(nothingToRevoke(o.Path, o.Node, done.Left)))
@@ -92,7 +93,7 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 	if err := printAsked(o.Out, o.Path, asked); err != nil {
 		return err
 	}
-	if o.Wait.try {
+	if o.Wait == runner.NoWait {
 		return nil
 	}
 	wctx := ctx
@@ -104,7 +105,7 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 	err = recipe.Released(wctx, client, asked)
 	if err != nil && errors.Is(context.Cause(wctx), recipe.ErrWaitTimeout) {
 		timeout, _ := o.Wait.Timeout()
-		return &ConflictError{Err: &RevokeTimeoutError{Path: o.Path, After: timeout, Holding: asked}, Code: o.ConflictCode}
+		return &runner.ConflictError{Err: &RevokeTimeoutError{Path: o.Path, After: timeout, Holding: asked}, Code: o.ConflictCode}
 	}
 	if err != nil {
 		return err

@@ -1,4 +1,7 @@
-package runner
+// Package inspect is zklock's look at the locks from outside: list and
+// holders, once or live, revoke, forget, and the lookups shell completion
+// makes. It never runs a command.
+package inspect
 
 import (
 	"context"

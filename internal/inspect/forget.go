@@ -1,4 +1,4 @@
-package runner
+package inspect
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/zkconn"
@@ -15,7 +16,7 @@ import (
 type ForgetOptions struct {
 	Conn zkconn.Options
 	// Paths are the locks a job holds, as Options.Paths: the record
-	// forgotten is the one a run of that job keeps (successPath).
+	// forgotten is the one a run of that job keeps (success.JobPath).
 	Paths []string
 	// ConflictCode is the exit code when the record kept being rewritten
 	// while forget tried to delete it.
@@ -28,7 +29,7 @@ type ForgetOptions struct {
 // Forget deletes the success record of the job that holds o.Paths, so
 // that its next run under a window goes ahead, and says what it deleted.
 func Forget(ctx context.Context, o ForgetOptions) error {
-	p := successPath(o.Paths)
+	p := success.JobPath(o.Paths)
 	if o.Logf != nil && len(o.Paths) > 1 {
 		o.Logf("the success record of these %d locks is kept at %s, the first in sorted order", len(o.Paths), p)
 	}
@@ -41,7 +42,7 @@ func Forget(ctx context.Context, o ForgetOptions) error {
 	if errors.Is(err, success.ErrChurn) {
 		// Runs keep succeeding and recording themselves: busy, as revoke
 		// is when the lock keeps changing hands.
-		return &ConflictError{Err: err, Code: o.ConflictCode}
+		return &runner.ConflictError{Err: err, Code: o.ConflictCode}
 	}
 	if err != nil {
 		return err

@@ -121,8 +121,8 @@ if (($# == 0)); then
   # runs as ZKLOCK_E2E_SHARDS test processes (3 unless set;
   # scripts/shards.sh says why processes) beside the other packages. Its
   # tests mostly wait, so the shards overlap well on 2 cores. Each shard
-  # is one test at a time with its own servers, so the JVMs running at
-  # once are bounded by the shards plus the 2 other packages.
+  # runs one test at a time, so at most one e2e test per shard and two
+  # other packages have servers running at once.
   e2e_shards="${ZKLOCK_E2E_SHARDS:-3}"
   mapfile -t others < <(go list ./... | grep -v '^github.com/zklock/zklock/e2e$')
   stage "${gotest[*]} ./... (./e2e as $e2e_shards shards beside the rest)"

@@ -19,7 +19,8 @@ func (r *resourcesValue) Set(s string) error {
 	members := strings.Split(s, ",")
 	// Take 1 is always in range: only the names are checked here.
 	if err := (recipe.Pool{Members: members, Take: 1}).Validate(); err != nil {
-		return errors.Unwrap(err)
+		// The flag's name says what is bad: the rest is the reason.
+		return errors.New(strings.TrimPrefix(err.Error(), recipe.ErrBadPool.Error()+": "))
 	}
 	*r = members
 	return nil

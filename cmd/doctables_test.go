@@ -7,16 +7,20 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated tables in the documentation")
 
-// docTables are the tables in the documentation that are rendered from the
-// code: each sits between a start line naming it and endMark.
-var docTables = []struct {
+type docTable struct {
 	file, name string
 	render     func() string
-}{
+}
+
+// docTables are the tables in the documentation that are rendered from the
+// code: each sits between a start line naming it and endMark.
+var docTables = []docTable{
 	{"../README.md", "exit codes", func() string {
 		return markdownTable([2]string{"code", "meaning"}, exitCodes, false)
 	}},
@@ -31,17 +35,33 @@ var docTables = []struct {
 	}},
 }
 
+// allDocTables are docTables and the guides' tables of flags, rendered
+// from the command tree.
+func allDocTables() []docTable {
+	root := CommandTree()
+	all := slices.Clone(docTables)
+	for _, t := range guideTables {
+		c, _, err := root.Find([]string{t.command})
+		if err != nil {
+			panic(err)
+		}
+		all = append(all, docTable{"../docs/guide/" + t.guide, t.command + "'s flags", func() string { return t.markdown(c) }})
+	}
+	return all
+}
+
 const endMark = "<!-- end of generated table -->"
 
 func startMark(name string) string {
 	return "<!-- generated table: " + name + " (go test ./cmd -run TestDocTables -update) -->"
 }
 
-// TestDocTables: the exit codes and the environment variables are
-// documented in one place, the code, and the documentation's tables are
-// rendered from it. With -update the tables are rewritten.
+// TestDocTables: the exit codes, the environment variables and the
+// guides' flags are documented in one place, the code, and the
+// documentation's tables are rendered from it. With -update the tables
+// are rewritten.
 func TestDocTables(t *testing.T) {
-	for _, d := range docTables {
+	for _, d := range allDocTables() {
 		b, err := os.ReadFile(d.file)
 		if err != nil {
 			t.Fatal(err)
@@ -100,5 +120,34 @@ func TestEnvironmentDocumented(t *testing.T) {
 		if s.env != "" && !slices.Contains(names, s.env) {
 			t.Errorf("%s (for --%s) is not documented in environment", s.env, s.flag)
 		}
+	}
+}
+
+// TestGuideFlagsComplete: a guide's table of a command's flags names every
+// flag the command has (but --help), once, and no flag it lacks.
+func TestGuideFlagsComplete(t *testing.T) {
+	root := CommandTree()
+	for _, g := range guideTables {
+		c, _, err := root.Find([]string{g.command})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, r := range g.rows {
+			for _, n := range r.flags {
+				seen[n]++
+				if g.flag(c, n) == nil {
+					t.Errorf("docs/guide/%s: zklock %s has no flag --%s", g.guide, g.command, n)
+				}
+			}
+		}
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden || f.Name == "help" {
+				return
+			}
+			if seen[f.Name] != 1 {
+				t.Errorf("docs/guide/%s: --%s of zklock %s is in %d rows of its table, want 1", g.guide, f.Name, g.command, seen[f.Name])
+			}
+		})
 	}
 }

@@ -22,7 +22,7 @@ import (
 // (metrics.go). Any of the last three may be nil.
 type runReport struct {
 	u       *ui
-	status  *statusLine
+	status  *view.StatusLine
 	notify  *notifier
 	metrics *metricsRun
 
@@ -46,7 +46,7 @@ func (r *runReport) attach(ro *runner.Options, o *runOptions) {
 	}
 	if u.json == nil {
 		// (tryrun never waits, so its status line is never drawn.)
-		r.status = newStatusLine(u.err, o.Progress, os.Getenv)
+		r.status = view.NewStatusLine(u.err, canDraw(u.err, os.Getenv), o.Progress, func() int { return terminalWidth(u.err) })
 		u.status = r.status
 	}
 	r.notify = newNotifier(os.Getenv, o.NotifyReady, u.warnf)

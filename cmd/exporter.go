@@ -48,7 +48,7 @@ the rest are counted in zklock_exporter_lock_paths_dropped.`,
 			return o.run(c.Context(), u)
 		},
 	}
-	c.Flags().StringVar(&o.Path, "path", "/", "export every lock at or below this node")
+	c.Flags().StringVar(&o.Path, "path", "/", "export every lock at or below the node `PATH`")
 	c.Flags().Var(&o.Listen, "listen", "host and port to serve /metrics on")
 	c.Flags().Var(&o.MaxPaths, "max-paths", "export at most this many lock paths")
 	return c

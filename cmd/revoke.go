@@ -60,7 +60,7 @@ by --timeout (exit 75, or --conflict-exit-code).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Path, "path", "", "lock path (required)")
+	f.StringVar(&o.Path, "path", "", "lock `PATH` (required)")
 	f.Var((*nodeValue)(&o.Node), "node", "revoke only this contender (a node name as list shows it, or its full path), holder or waiter")
 	f.BoolVar(&o.WaitFlag, "wait", false, "wait until the revoked contenders have released the lock")
 	f.Var((*timeoutValue)(&o.Wait), "timeout", "with --wait, give up waiting after this long (exit 75); implies --wait; default: wait forever")

@@ -1,6 +1,11 @@
 // Package cmd is zklock's command line: it parses and validates flags into
 // options structs and hands them to the runner, lock and view packages. It is
 // also the one place that turns an outcome into an exit code.
+//
+// It is importable only so that zklock's main and its man-page generator
+// (internal/manpages, in this module) can build the command tree. It
+// makes no compatibility promise: its exported names change with the
+// command line. A Go program that wants zklock's locks uses package lock.
 package cmd
 
 import (

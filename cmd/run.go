@@ -94,7 +94,7 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	o.OnLost = onLostValue(lockexec.Terminate)
 	o.OnRevoke = onLostValue(lockexec.Terminate)
 	f := c.Flags()
-	f.StringArrayVar(&o.Paths, "path", nil, "lock path, e.g. /locks/job (required); repeat to hold several locks at once")
+	f.StringArrayVar(&o.Paths, "path", nil, "lock `PATH`, e.g. /locks/job (required); repeat to hold several locks at once")
 	f.BoolVar(&o.Shared, "shared", false, "take a shared (read) lock: shared holders run together, exclusive ones alone")
 	f.Var(&o.Limit, "limit", "semaphore: allow up to N (1 to 2147483647) holders at once (Curator InterProcessSemaphoreV2 layout; --flavor curator only)")
 	f.Var(&o.Flavor, "flavor", "node naming: curator (InterProcessMutex), curator-rw (InterProcessReadWriteLock) or kazoo")

@@ -31,7 +31,7 @@ type ui struct {
 	prefix, warnPfx    string
 	// status is the wait's status line, if one is shown: every message
 	// clears it first.
-	status *statusLine
+	status *view.StatusLine
 	// json is set under --log-format json; formatSet once the format is
 	// known (from the settings, or from the arguments after an error
 	// that came before them).
@@ -133,7 +133,7 @@ func (u *ui) message(level slog.Level, event, prefix, format string, args ...any
 
 // say writes one line on stderr, clearing the status line first.
 func (u *ui) say(line string) {
-	u.status.around(func() { fmt.Fprintln(u.err, line) })
+	u.status.Around(func() { fmt.Fprintln(u.err, line) })
 }
 
 // oneLine makes a message one safe line. Messages quote what other clients

@@ -21,19 +21,50 @@ import (
 // highest id among the servers up: 3 while all are, 2 while 3 is down.
 func skewedEnsemble(t *testing.T) (c *zktest.Cluster, slow, right *zktest.Server) {
 	t.Helper()
+	c = clockEnsemble(t, faketime(t, -2*time.Hour), "a slow clock")
+	return c, c.Server(2), c.Server(1)
+}
+
+// faketime is the environment that runs a server's wall clock offset from
+// this host's (libfaketime).
+func faketime(t *testing.T, offset time.Duration) []string {
+	t.Helper()
 	zktest.NeedServer(t)
-	env, err := zktest.Faketime(-2 * time.Hour)
+	env, err := zktest.Faketime(offset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	return env
+}
+
+// clockEnsemble starts a 3-server ensemble whose server 3 runs with env,
+// the environment of its clock, which what names in a failure.
+func clockEnsemble(t *testing.T, env []string, what string) *zktest.Cluster {
+	t.Helper()
+	zktest.NeedServer(t)
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
 	defer cancel()
-	c, err = zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}})
+	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}, StartTimeout: startWithin})
 	if err != nil {
-		t.Fatalf("cannot start a 3-server ensemble with a slow clock on server 3: %v", err)
+		t.Fatalf("cannot start a 3-server ensemble with %s on server 3: %v", what, err)
 	}
 	t.Cleanup(func() { c.Stop() })
-	return c, c.Server(2), c.Server(1)
+	return c
+}
+
+// clockStandalone starts a standalone server that runs with env, the
+// environment of its clock (nil: this host's).
+func clockStandalone(t *testing.T, env []string) *zktest.Cluster {
+	t.Helper()
+	zktest.NeedServer(t)
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
+	defer cancel()
+	c, err := zktest.StartStandalone(ctx, zktest.Options{ServerEnv: map[int][]string{1: env}, StartTimeout: startWithin})
+	if err != nil {
+		t.Fatalf("cannot start a standalone server: %v", err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	return c
 }
 
 // lead makes s the ensemble's leader, as srvr reports it: it stops
@@ -78,16 +109,12 @@ func TestOncePerClockSkew(t *testing.T) {
 	twice := func(t *testing.T, path, window string, first, then *zktest.Server) result {
 		t.Helper()
 		runs := filepath.Join(dir, path[strings.LastIndexByte(path, '/')+1:])
-		job := func() result {
-			return runWithin(t, 60*time.Second, zklock(t, "--servers", c.ConnectString(), "-v", "run", "--once-per", window, "--path", path,
-				"--", "sh", "-c", `echo x >> "$1"`, "sh", runs))
-		}
 		lead(t, c, first)
-		if r := job(); r.code != 0 {
+		if r := onceJob(t, c, path, window, runs); r.code != 0 {
 			t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
 		}
 		lead(t, c, then)
-		r := job()
+		r := onceJob(t, c, path, window, runs)
 		t.Logf("after the failover: exit %d; stderr: %s", r.code, r.stderr)
 		if n := lines(runs); n != 1 {
 			t.Fatalf("the job ran %d times within its window of %s, dated by server %d, then read by server %d", n, window, first.ID(), then.ID())
@@ -106,8 +133,7 @@ func TestOncePerClockSkew(t *testing.T) {
 		path := lockPath(t)
 		twice(t, path, "1m", right, slow)
 		// Without -v, a skip in doubt still says why, in one line.
-		c := zklock(t, "--servers", c.ConnectString(), "run", "--once-per", "1m", "--path", path, "--", "true")
-		r := runWithin(t, 60*time.Second, c)
+		r := runWithin(t, 60*time.Second, zklockOn(t, c, "run", "--once-per", "1m", "--path", path, "--", "true"))
 		if r.code != 75 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "in the future by the servers' clocks") ||
 			!strings.Contains(r.stderr, "old by the clock of") || !strings.Contains(r.stderr, "zklock forget --path "+path) {
 			t.Errorf("exit %d, want 75 and one line with both ages and the way out; stderr: %s", r.code, r.stderr)
@@ -121,31 +147,18 @@ func TestOncePerClockSkew(t *testing.T) {
 // a host restored) dates the next stamp 2h after a success it dated a
 // minute ago. The job must not run again within its window of 1h.
 func TestOncePerStandaloneClockStep(t *testing.T) {
-	zktest.NeedServer(t)
-	env, err := zktest.Faketime(-2 * time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	c, err := zktest.StartStandalone(ctx, zktest.Options{ServerEnv: map[int][]string{1: env}})
-	if err != nil {
-		t.Fatalf("cannot start a standalone server with a slow clock: %v", err)
-	}
-	t.Cleanup(func() { c.Stop() })
+	c := clockStandalone(t, faketime(t, -2*time.Hour))
 	path, runs := lockPath(t), filepath.Join(t.TempDir(), "runs")
-	job := func() result {
-		return runWithin(t, 60*time.Second, zklock(t, "--servers", c.ConnectString(), "-v", "run", "--once-per", "1h", "--path", path,
-			"--", "sh", "-c", `echo x >> "$1"`, "sh", runs))
-	}
-	if r := job(); r.code != 0 {
+	if r := onceJob(t, c, path, "1h", runs); r.code != 0 {
 		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
 	}
 	c.Server(0).SetEnv(nil)
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
+	defer cancel()
 	if err := c.Server(0).Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := job()
+	r := onceJob(t, c, path, "1h", runs)
 	if n := lines(runs); n != 1 {
 		t.Fatalf("the job ran %d times within its window of 1h, its server's clock set 2h forward in between; stderr: %s", n, r.stderr)
 	}
@@ -155,17 +168,24 @@ func TestOncePerStandaloneClockStep(t *testing.T) {
 }
 
 // onceJob runs a --once-per job on c, -v, that appends a line to runs each
-// time it runs. It needs no shared server: these tests start their own.
+// time it runs.
 func onceJob(t *testing.T, c *zktest.Cluster, path, window, runs string) result {
+	t.Helper()
+	return runWithin(t, 60*time.Second, zklockOn(t, c, "-v", "run", "--once-per", window, "--path", path,
+		"--", "sh", "-c", `echo x >> "$1"`, "sh", runs))
+}
+
+// zklockOn is zklock with args on c. It needs no shared server, as zklock
+// does: these tests start their own.
+func zklockOn(t *testing.T, c *zktest.Cluster, args ...string) *exec.Cmd {
 	t.Helper()
 	bin, err := exec.LookPath("zklock")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--servers", c.ConnectString(), "-v", "run", "--once-per", window, "--path", path,
-		"--", "sh", "-c", `echo x >> "$1"`, "sh", runs)
+	cmd := exec.Command(bin, append([]string{"--servers", c.ConnectString()}, args...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	return runWithin(t, 60*time.Second, cmd)
+	return cmd
 }
 
 // startWithin bounds starting servers: JVMs on a loaded machine take
@@ -182,18 +202,7 @@ func pastWindow(at time.Time, window time.Duration) { time.Sleep(time.Until(at.A
 // ages have passed the window, the job must run again, not be skipped
 // forever.
 func TestOncePerLeaderAhead(t *testing.T) {
-	zktest.NeedServer(t)
-	env, err := zktest.Faketime(10 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
-	defer cancel()
-	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}, StartTimeout: startWithin})
-	if err != nil {
-		t.Fatalf("cannot start a 3-server ensemble with server 3 10s ahead: %v", err)
-	}
-	t.Cleanup(func() { c.Stop() })
+	c := clockEnsemble(t, faketime(t, 10*time.Second), "a clock 10s ahead")
 	const window = 5 * time.Second
 	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
 	lead(t, c, c.Server(1))
@@ -217,18 +226,8 @@ func TestOncePerLeaderAhead(t *testing.T) {
 // seconds ago. Once the writer's age has passed the window too, the job
 // must run: every age has passed it.
 func TestOncePerStandaloneClockForward(t *testing.T) {
-	zktest.NeedServer(t)
-	env, err := zktest.Faketime(2 * time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
-	defer cancel()
-	c, err := zktest.StartStandalone(ctx, zktest.Options{StartTimeout: startWithin})
-	if err != nil {
-		t.Fatalf("cannot start a standalone server: %v", err)
-	}
-	t.Cleanup(func() { c.Stop() })
+	env := faketime(t, 2*time.Hour)
+	c := clockStandalone(t, nil)
 	const window = 5 * time.Second
 	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
 	if r := onceJob(t, c, path, window.String(), runs); r.code != 0 {
@@ -236,7 +235,7 @@ func TestOncePerStandaloneClockForward(t *testing.T) {
 	}
 	done := time.Now()
 	c.Server(0).SetEnv(env)
-	ctx, cancel = context.WithTimeout(t.Context(), startWithin)
+	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
 	defer cancel()
 	if err := c.Server(0).Restart(ctx); err != nil {
 		t.Fatal(err)
@@ -258,13 +257,7 @@ func TestOncePerLeaderStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), startWithin)
-	defer cancel()
-	c, err := zktest.StartEnsemble(ctx, 3, zktest.Options{ServerEnv: map[int][]string{3: env}, StartTimeout: startWithin})
-	if err != nil {
-		t.Fatalf("cannot start a 3-server ensemble with a clock file on server 3: %v", err)
-	}
-	t.Cleanup(func() { c.Stop() })
+	c := clockEnsemble(t, env, "a clock file")
 	lead(t, c, c.Server(2))
 	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
 	if r := onceJob(t, c, path, "1h", runs); r.code != 0 {

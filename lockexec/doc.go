@@ -5,6 +5,10 @@
 // when the lock is lost (Spec.Lost) and which signals zklock received
 // (Spec.Signals), and Supervise turns that into signals for the command.
 //
+// It is zklock's, and makes no compatibility promise: it is a top-level
+// package so that its design reads at a glance, not as an API for other
+// programs, and its exported names change with zklock.
+//
 // # Process groups
 //
 // The command always gets a process group of its own (Setpgid), and every

@@ -119,7 +119,7 @@ func (o Owner) Argv() []string {
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 // AcquiredNow is the record with Acquired set to now, for
-// lock.Lease.MarkAcquired and lock.Lease.Stamp.
+// recipe.Lease.MarkAcquired and recipe.Lease.MarkAcquiredNow.
 func (o Owner) AcquiredNow() Owner {
 	o.Acquired = now()
 	return o

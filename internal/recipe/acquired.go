@@ -31,7 +31,7 @@ func (l *Lease) MarkAcquired(ctx context.Context, data []byte) error {
 	}
 	_, err := l.writeAcquired(ctx, data)
 	if errors.Is(err, zk.ErrBadVersion) {
-		return nil // recorded already (Stamp), or a revocation request
+		return nil // recorded already (MarkAcquiredNow), or a revocation request
 	}
 	return err
 }
@@ -44,14 +44,14 @@ func (l *Lease) writeAcquired(ctx context.Context, data []byte) (*zk.Stat, error
 	return l.c.SetVersion(ctx, l.Node, data, 0)
 }
 
-// Stamp records the acquisition time in our node (as MarkAcquired does,
+// MarkAcquiredNow records the acquisition time in our node (as MarkAcquired does,
 // with data) and returns the server's time of that write: "now" on the
 // leader's clock, to compare with a time the server recorded earlier
 // without trusting this host's clock. If the node was written since we
 // created it, the write was MarkAcquired's, made after we took the lock,
 // and its mtime serves as well; or it was a revocation request, which
 // stays in the node for the guard, and is returned as a *RevokedError.
-func (l *Lease) Stamp(ctx context.Context, data []byte) (ServerTime, error) {
+func (l *Lease) MarkAcquiredNow(ctx context.Context, data []byte) (ServerTime, error) {
 	st, err := l.writeAcquired(ctx, data)
 	if errors.Is(err, zk.ErrBadVersion) {
 		var got []byte

@@ -1,16 +1,12 @@
-// Package lock is a library of ZooKeeper lock recipes for Go that
-// interoperate with Apache Curator (Java), Kazoo (Python) and the zklock
-// command: a Go service and a zklock job, a Curator service or a Kazoo
-// script that lock the same path exclude each other.
+// Package recipe holds zklock's ZooKeeper lock recipes, which
+// interoperate with Apache Curator (Java), Kazoo (Python) and other
+// zklocks: a zklock job, a Curator service or a Kazoo script that lock the
+// same path exclude each other.
 //
-// Connect with package zkconn, then take what you need with Acquire and
-// give it back with Lease.Release:
-//
-//	c, err := zkconn.Dial(ctx, zkconn.Options{ConnString: cs, SessionTimeout: 10 * time.Second})
-//	…
-//	l, err := lock.Acquire(ctx, c, "/locks/report", lock.Request{})
-//	…
-//	defer l.Release(ctx)
+// It is internal: package lock is the API a Go service uses, a small
+// facade over these recipes. What only the zklock command needs (the
+// acquisition record, the read-back for list, the hooks its progress
+// lines hang on) stays here, free to change with the command.
 //
 // Every blocking call takes a context. On every failure after joining the
 // queue (a timeout, a cancelled context, an error) Acquire deletes its node

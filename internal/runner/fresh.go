@@ -21,7 +21,7 @@ import (
 //
 // Before it joins the queue, a --once-per run reads the success record
 // with a watch on it, and if there is one, reads the ensemble's clock
-// with one write that joins nothing (zkconn.Stamp), and judges the
+// with one write that joins nothing (zkconn.Client.ServerNow), and judges the
 // record's age by the rule of clocks.go. A fresh success skips the run
 // with no node created. Otherwise it joins, and the watch stays: a write
 // to the record while it waits is a success recorded after the watch was
@@ -60,7 +60,7 @@ func (o *Options) watchSuccess(ctx context.Context, c *zkconn.Client, path strin
 		return f, err
 	}
 	rec := success.Of(path, data, st)
-	stamp, err := c.Stamp(ctx, zkconn.Join(path, stampName()))
+	stamp, err := c.ServerNow(ctx, zkconn.Join(path, stampName()))
 	if err != nil {
 		// The lock path went, say: nothing to judge by before joining;
 		// the check once the lock is held decides.
@@ -155,7 +155,7 @@ func (f *freshWatch) recent(ctx context.Context, bound time.Duration) error {
 	return &ConflictError{Err: &RecentSuccessError{Last: rec, Age: bound, Window: f.o.OncePer}, Code: f.o.ConflictCode}
 }
 
-// stampName is the name of the node zkconn.Stamp creates and deletes at
+// stampName is the name of the node zkconn.Client.ServerNow creates and deletes at
 // once: no contender's (no sequence number, none of Curator's or Kazoo's
 // markers), and unique, so two runs' stamps never collide.
 func stampName() string {

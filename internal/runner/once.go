@@ -42,7 +42,7 @@ func (o *Options) checkOnce(ctx context.Context, c *zkconn.Client, h held, me ow
 		}
 		return l, err
 	}
-	now, err := l.Stamp(ctx, me.AcquiredNow().Encode())
+	now, err := l.MarkAcquiredNow(ctx, me.AcquiredNow().Encode())
 	if err != nil {
 		return nil, err
 	}

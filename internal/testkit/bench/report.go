@@ -64,6 +64,8 @@ type page struct {
 	MicroText      string
 	CgoMeasured    bool // the cgo build's uncontended latency is on the page
 	EnvDoc         []envVar
+	// Watchdog is the watchdog's change of design, measured by hand.
+	Watchdog *watchdogHistory
 }
 
 // toolRow is a tool and what runs for it, in the list of tools.
@@ -107,7 +109,7 @@ func newPage(r *Results) *page {
 	p := &page{Results: r, Plots: map[string]string{}, Probe: r.probe(), AllHandoffs: r.allHandoffs(),
 		Targets: r.targets(), Elapsed: fmtDuration(r.Finished.Sub(r.Started).Seconds()),
 		HandoffShares: r.handoffShares(), CPUShares: r.cpuShares(), MicroText: filterBench(r.Micro),
-		CgoMeasured: r.latency("zklock-cgo") != nil, EnvDoc: envDoc}
+		CgoMeasured: r.latency("zklock-cgo") != nil, EnvDoc: envDoc, Watchdog: watchdogPast}
 	busy := max(load1(r.Machine.LoadStart), load1(r.Machine.LoadEnd))
 	p.Busy = r.Machine.Cores > 0 && busy > 0.5*float64(r.Machine.Cores)
 	for _, t := range r.toolsInOrder() {

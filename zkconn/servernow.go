@@ -21,14 +21,14 @@ func (c *Client) ExistsW(ctx context.Context, p string) (bool, *zk.Stat, <-chan 
 	return res.ok, res.st, res.ch, c.wrap(OpCheck, p, err)
 }
 
-// Stamp reads the ensemble's clock with one write that leaves nothing
+// ServerNow reads the ensemble's clock with one write that leaves nothing
 // behind: in one transaction it creates the node p, writes it, and deletes
 // it, and returns the stat of the write, whose mtime the leader set from
 // its clock and whose mzxid carries its epoch. Nobody else can see the
 // node (a transaction is applied whole), so it joins no queue and holds
 // no place; a child watch on p's parent fires, as for any child that
 // comes and goes.
-func (c *Client) Stamp(ctx context.Context, p string) (*zk.Stat, error) {
+func (c *Client) ServerNow(ctx context.Context, p string) (*zk.Stat, error) {
 	abs := c.abs(p)
 	res, err := call(ctx, func() ([]zk.MultiResponse, error) {
 		return c.conn.Multi(

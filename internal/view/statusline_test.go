@@ -1,7 +1,8 @@
-package cmd
+package view
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,13 +17,12 @@ import (
 func TestStatusLineClearedForMessages(t *testing.T) {
 	var b bytes.Buffer
 	now := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
-	s := &statusLine{w: &b, width: func() int { return 200 }, now: func() time.Time { return now }}
-	u := &ui{err: &b, prefix: "zklock: ", warnPfx: "zklock: warning: ", status: s}
+	s := &StatusLine{w: &b, width: func() int { return 200 }, now: func() time.Time { return now }}
 	ct, _ := recipe.ParseContender("_c_2f1c0c5e-8b5e-4c1e-9b0e-1a2b3c4d5e6f-lock-0000000041")
 	s.Waiting(runner.WaitStatus{Path: "/locks/a", Position: 2, Since: now.Add(-12 * time.Second),
 		Holder: &runner.Holder{Contender: ct, HeldSince: now.Add(-123 * time.Second),
 			NodeData: owner.NodeData{ByZklock: true, Owner: owner.Owner{Host: "web-3", PID: 81233, User: "deploy", Cmd: []string{"./report.sh"}}}}})
-	u.warnf("joining the queue again")
+	s.Around(func() { fmt.Fprintln(&b, "zklock: warning: joining the queue again") })
 	s.Done()
 	want := eraseLine + "zklock: waiting for /locks/a, position 2, held by deploy@web-3 pid 81233 (./report.sh) for 2m3s; waited 12s" +
 		eraseLine + "zklock: warning: joining the queue again\n"

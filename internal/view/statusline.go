@@ -1,4 +1,4 @@
-package cmd
+package view
 
 import (
 	"fmt"
@@ -9,12 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zklock/zklock/internal/runner"
-	"github.com/zklock/zklock/internal/view"
-	"golang.org/x/sys/unix"
 )
-
-// envProgress asks for --progress from the environment (CI logs).
-const envProgress = "ZKLOCK_PROGRESS"
 
 // statusTick is how often the status line is redrawn: the times in it
 // count seconds.
@@ -23,12 +18,12 @@ const statusTick = time.Second
 // eraseLine returns to the start of the line and erases it.
 const eraseLine = "\r\x1b[K"
 
-// statusLine says how a wait goes, on stderr. At a terminal it is one line
+// StatusLine says how a wait goes, on stderr. At a terminal it is one line
 // redrawn in place, cleared before any other message and before the
 // command starts. Elsewhere (plain) it prints one line when the wait
 // begins and whenever the position or the holder changes: cron mails any
 // output, so it is only used when asked for.
-type statusLine struct {
+type StatusLine struct {
 	w     io.Writer
 	plain bool
 	width func() int
@@ -42,13 +37,14 @@ type statusLine struct {
 	done    chan struct{} // the redraw goroutine has ended
 }
 
-// newStatusLine returns the status line for stderr, or nil when there is
-// to be none: a terminal (not TERM=dumb, which cannot erase a line) gets
-// the redrawn line; otherwise only asked (--progress) gets plain lines.
-func newStatusLine(errw io.Writer, asked bool, getenv func(string) string) *statusLine {
-	s := &statusLine{w: errw, now: time.Now, width: func() int { return terminalWidth(errw) }}
+// NewStatusLine returns the status line for errw, or nil when there is
+// to be none: a terminal that can erase a line (draw) gets the redrawn
+// line, cut to width's columns; otherwise only asked (--progress) gets
+// plain lines.
+func NewStatusLine(errw io.Writer, draw, asked bool, width func() int) *StatusLine {
+	s := &StatusLine{w: errw, now: time.Now, width: width}
 	switch {
-	case canDraw(errw, getenv):
+	case draw:
 	case asked:
 		s.plain = true
 	default:
@@ -58,7 +54,7 @@ func newStatusLine(errw io.Writer, asked bool, getenv func(string) string) *stat
 }
 
 // Waiting shows where the wait stands.
-func (s *statusLine) Waiting(st runner.WaitStatus) {
+func (s *StatusLine) Waiting(st runner.WaitStatus) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur = &st
@@ -78,7 +74,7 @@ func (s *statusLine) Waiting(st runner.WaitStatus) {
 }
 
 // redraw keeps the times current until stop is closed (by Done).
-func (s *statusLine) redraw(stop <-chan struct{}, done chan<- struct{}) {
+func (s *StatusLine) redraw(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(statusTick)
 	defer t.Stop()
@@ -95,7 +91,7 @@ func (s *statusLine) redraw(stop <-chan struct{}, done chan<- struct{}) {
 }
 
 // Done ends the redraws and clears the line.
-func (s *statusLine) Done() {
+func (s *StatusLine) Done() {
 	s.mu.Lock()
 	stop, done := s.stop, s.done
 	s.stop = nil
@@ -110,9 +106,9 @@ func (s *statusLine) Done() {
 	s.clear()
 }
 
-// around clears the line for a message, which say writes; the next redraw
+// Around clears the line for a message, which say writes; the next redraw
 // puts the line back under it.
-func (s *statusLine) around(say func()) {
+func (s *StatusLine) Around(say func()) {
 	if s == nil {
 		say()
 		return
@@ -123,7 +119,7 @@ func (s *statusLine) around(say func()) {
 	say()
 }
 
-func (s *statusLine) clear() {
+func (s *StatusLine) clear() {
 	if s.drawn {
 		io.WriteString(s.w, eraseLine)
 		s.drawn = false
@@ -132,7 +128,7 @@ func (s *statusLine) clear() {
 
 // draw puts the line on the terminal, cut to its width: a line that wraps
 // could not be erased.
-func (s *statusLine) draw() {
+func (s *StatusLine) draw() {
 	if s.cur == nil || s.plain {
 		return
 	}
@@ -147,12 +143,12 @@ func (s *statusLine) draw() {
 // text says where the wait stands: the path and position, who holds the
 // lock and for how long, how long this process has waited, and what is
 // left of --timeout.
-func (s *statusLine) text(st runner.WaitStatus) string {
+func (s *StatusLine) text(st runner.WaitStatus) string {
 	now := s.now()
 	var b strings.Builder
-	fmt.Fprintf(&b, "waiting for %s, position %d", view.Escape(st.Path), st.Position)
+	fmt.Fprintf(&b, "waiting for %s, position %d", Escape(st.Path), st.Position)
 	if h := st.Holder; h != nil {
-		fmt.Fprintf(&b, ", held by %s", view.Escape(view.Who(h.Contender, h.NodeData)))
+		fmt.Fprintf(&b, ", held by %s", Escape(Who(h.Contender, h.NodeData)))
 		if !h.HeldSince.IsZero() {
 			fmt.Fprintf(&b, " for %s", seconds(now.Sub(h.HeldSince)))
 		}
@@ -174,23 +170,4 @@ func holderName(st runner.WaitStatus) string {
 // seconds shows a duration to the second, never below zero.
 func seconds(d time.Duration) string {
 	return max(d, 0).Round(time.Second).String()
-}
-
-// terminalWidth is w's width in columns, 80 if it cannot be told.
-func terminalWidth(w io.Writer) int {
-	if s := terminalSize(w); s.Cols > 0 {
-		return s.Cols
-	}
-	return 80
-}
-
-// terminalSize is the size of the terminal w writes to, zero if it cannot
-// be told.
-func terminalSize(w io.Writer) view.Screen {
-	if f, ok := fileOf(w); ok {
-		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
-			return view.Screen{Rows: int(ws.Row), Cols: int(ws.Col)}
-		}
-	}
-	return view.Screen{}
 }

@@ -154,3 +154,51 @@ func TestPoolKilledHolder(t *testing.T) {
 	t.Logf("next holder ran %s after SIGKILL (session timeout 2s)", time.Since(killed).Round(time.Millisecond))
 	assertGone(t, conn, path)
 }
+
+// TestPoolHerdFree: with a member held and five jobs waiting for it, no
+// node is watched by more than its owner and one waiter (wchp), and the
+// holder's node by no waiter at all: the first in the pool's queue waits
+// on the member's child list, the others each on the job ahead of them,
+// so a release wakes one job.
+func TestPoolHerdFree(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	addr := server(t).Addrs()[0]
+	startHolderArgs(t, []string{"run", "--path", path, "--resources", "only"})
+	const waiters = 5
+	for range waiters {
+		w := zklock(t, "run", "--path", path, "--resources", "only", "--", "true")
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			w.Process.Signal(syscall.SIGTERM)
+			w.Wait()
+		})
+	}
+	queue := path + "/_queue"
+	zktest.Eventually(t, 20*time.Second, "the waiters to queue", func() bool { return queueLen(conn, queue) == waiters })
+	var watched map[string][]int64
+	zktest.Eventually(t, 20*time.Second, "each waiter but the first to watch the one ahead", func() bool {
+		w, err := zktest.Wchp(t.Context(), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		watched = w
+		n := 0
+		for p := range w {
+			if strings.HasPrefix(p, queue+"/") {
+				n++
+			}
+		}
+		return n >= waiters-1
+	})
+	for p, sessions := range watched {
+		switch {
+		case strings.HasPrefix(p, path+"/only/") && len(sessions) > 1:
+			t.Errorf("the holder's node %s is watched by %d sessions, want only its own", p, len(sessions))
+		case strings.HasPrefix(p, path+"/") && len(sessions) > 2:
+			t.Errorf("%s is watched by %d sessions, want at most its owner and one waiter", p, len(sessions))
+		}
+	}
+}

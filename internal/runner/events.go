@@ -54,7 +54,7 @@ type Busy struct{ *recipe.BusyError }
 type Skipped struct{ *RecentSuccessError }
 
 // Lost says that the locks can no longer be trusted while the command
-// runs (see lock.Guard); the supervisor has been told first. Path is the
+// runs (see guard.go); the supervisor has been told first. Path is the
 // first lock path; QuorumHeardAge is how long ago the quorum last
 // confirmed the session.
 type Lost struct {

@@ -55,7 +55,7 @@ type Options struct {
 	OncePer time.Duration
 	// Supersede, if set, waits in a superseding queue: a newer contender
 	// (or one with a higher order key) takes this one's place while it
-	// waits (lock.Supersede).
+	// waits (recipe.Supersede).
 	Supersede *recipe.Supersede
 	// Pool, if set, takes Pool.Take of its members under the one path
 	// instead of the path itself (recipe.AcquirePool); the command learns
@@ -284,7 +284,7 @@ func catchSignals() chan os.Signal {
 }
 
 // lazyWatchdog is the watchdog of a run, started only when a lock is about
-// to be held: when lock.Acquire says this run is next in line (so that the
+// to be held: when recipe.Acquire says this run is next in line (so that the
 // handoff does not wait for a process to start), or else once the locks are
 // taken. A waiter deep in a queue is then one process, and a contender that
 // never runs its command (a busy tryrun, a --once-per job that finds the
@@ -562,7 +562,7 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, me owner.Ow
 // gives those back.
 //
 // Before it returns the locks, it checks that every node is still there and
-// ours (lock.VerifyAll). A waiter that lost its place, because its node was
+// ours (recipe.VerifyAll). A waiter that lost its place, because its node was
 // deleted or its session expired while it waited, never runs the command:
 // it says so once, gives back what it holds, and joins the queue again at
 // the back (with a new session if the old one is gone). --timeout counts

@@ -148,9 +148,12 @@ func (u *ui) jsonEvent(e runner.Event) {
 		}
 		j.line(slog.LevelInfo, "waiting", oneLine(view.WaitSentence(e)), e.Path, attrs...)
 	case runner.Acquired:
-		j.line(slog.LevelInfo, "acquired", oneLine(view.Acquired(e)), e.Path,
-			slog.String("node", e.Node), slog.String("session", fmt.Sprintf("0x%x", uint64(e.Session))),
-			slog.Int64("fencing_token", e.FencingToken), ms("wait_ms", e.Wait), slog.Bool("reentered", e.Reentered))
+		attrs := []slog.Attr{slog.String("node", e.Node), slog.String("session", fmt.Sprintf("0x%x", uint64(e.Session))),
+			slog.Int64("fencing_token", e.FencingToken), ms("wait_ms", e.Wait), slog.Bool("reentered", e.Reentered)}
+		if e.Resource != "" {
+			attrs = append(attrs, slog.String("resource", e.Resource))
+		}
+		j.line(slog.LevelInfo, "acquired", oneLine(view.Acquired(e)), e.Path, attrs...)
 	case runner.Busy:
 		d := owner.Decode(e.Data)
 		attrs := []slog.Attr{holderAttr(e.Holder, d, d.Owner.HeldSince())}

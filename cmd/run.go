@@ -32,6 +32,8 @@ type runOptions struct {
 	Progress     bool          // plain progress lines on stderr when it is not a terminal
 	MetricsFile  metricsFileValue
 	NotifyReady  bool
+	Resources    resourcesValue // a pool's members; empty: the path is the lock
+	Take         limitValue     // how many members; 0: not given (one)
 	Argv         []string
 }
 
@@ -55,6 +57,7 @@ func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) 
   zklock run --shared --path /locks/db -- ./read-only-report.sh
   zklock run --limit 3 --path /locks/encoders -- ./encode.sh
   zklock run --path /locks/db --path /locks/cache -- ./migrate.sh
+  zklock run --path /pools/staging --resources env-a,env-b,env-c -- ./deploy.sh
   zklock run --once-per 20h --timeout 1h --path /locks/report -- ./report.sh
   zklock run --flavor kazoo --path /app/lock -- ./task.sh   # shares a Kazoo Lock`,
 	}
@@ -106,6 +109,8 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.BoolVar(&o.NotifyReady, "notify-ready", false, "under systemd (NOTIFY_SOCKET set), send READY=1 once the command has started, for a command that does not send it itself (see docs/guide/systemd.md)")
 	f.BoolVar(&o.Supersede, "supersede", false, "deploy-queue mode: at most one waiter; a newer contender (or one with a higher --order-key) makes the waiter leave with exit 75 (or -E), the holder runs on; every contender of the path must pass it")
 	f.Var(&o.OrderKey, "order-key", "with --supersede: this run's integer key (pipeline or build number); the waiter with the highest key survives, not the newest")
+	f.Var(&o.Resources, "resources", "pool mode: the members of the pool at --path (node names, comma-separated); run CMD once one of them (--take N of them) is free, named in ZKLOCK_RESOURCES; FIFO over the whole pool")
+	f.Var(&o.Take, "take", "with --resources: how many members to hold at once (default 1)")
 	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 (or -E) without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
@@ -196,6 +201,10 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		// never sees its leases.
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which has no read-write naming; %s", o.Global.dropFlavor(flavor))
 	}
+	pool, err := o.pool()
+	if err != nil {
+		return ro, err
+	}
 	conn, err := o.Global.connOptions(u)
 	if err != nil {
 		return ro, err
@@ -213,6 +222,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		OncePer: time.Duration(o.OncePer),
 		Logf:    u.progress(), Warnf: u.warnf,
+		Pool: pool,
 	}
 	if o.Supersede {
 		ro.Supersede = &recipe.Supersede{Key: o.OrderKey.key}

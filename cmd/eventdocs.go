@@ -42,8 +42,8 @@ func keys(groups ...[]string) []string {
 var eventDocs = []eventDoc{
 	{"waiting", "the wait begins, and whenever this waiter's place in the queue changes (with `--progress`, also when the holder changes)",
 		keys([]string{"position", "node"}, prefixed("holder", holderKeys))},
-	{"acquired", "a lock is held: taken, or re-entered (`reentered`: an ancestor zklock's node, session and token)",
-		[]string{"node", "session", "fencing_token", "wait_ms", "reentered"}},
+	{"acquired", "a lock is held: taken, or re-entered (`reentered`: an ancestor zklock's node, session and token); one per member for a pool (`resource`: the member, only with --resources)",
+		[]string{"node", "session", "fencing_token", "wait_ms", "reentered", "resource"}},
 	{"busy", "`tryrun` (or `--timeout 0`) found the lock taken", keys(prefixed("holder", holderKeys), []string{"limit"})},
 	{"skipped", "`--once-per` did not run the command", keys(prefixed("last_success", []string{"at", "user", "host", "pid", "cmd", "client"}), []string{"age_ms", "window_ms"})},
 	{"started", "the command is running", []string{"pid"}},

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -100,7 +99,7 @@ func (u *ui) event(e runner.Event) {
 		return
 	}
 	if e, ok := e.(runner.PossibleOverlap); ok && u.json == nil {
-		u.warnf("%s", overlapText(e))
+		u.warnf("%s", view.Overlap(e))
 		return
 	}
 	if u.json != nil {
@@ -110,11 +109,11 @@ func (u *ui) event(e runner.Event) {
 	switch e := e.(type) {
 	case runner.Acquired:
 		if !e.Reentered { // reentry says so itself
-			u.logf("%s", acquiredText(e))
+			u.logf("%s", view.Acquired(e))
 		}
 	case runner.Released:
 		if e.Confirmed {
-			u.logf("%s", releasedText(e))
+			u.logf("%s", view.Released(e))
 		}
 	}
 }
@@ -137,27 +136,6 @@ func timeoutFix(granted, asked, safe time.Duration) string {
 	return fmt.Sprintf("--session-timeout %s or more", safe)
 }
 
-// overlapText words a loss acted on too late: what may have happened, by
-// how much, and what to check.
-func overlapText(e runner.PossibleOverlap) string {
-	return fmt.Sprintf("possible overlap on %s: the command still ran %s after its session could have expired (session timeout %s), "+
-		"so the next holder may have started beside it: check what ZKLOCK_FENCING_TOKEN guards", e.Path, e.Late.Round(time.Millisecond), e.Timeout)
-}
-
-func acquiredText(e runner.Acquired) string {
-	if e.Reentered {
-		return fmt.Sprintf("re-entered %s, held by an ancestor zklock as %s", e.Path, e.Node)
-	}
-	return fmt.Sprintf("acquired %s as %s after %s", e.Path, e.Node, e.Wait.Round(time.Millisecond))
-}
-
-func releasedText(e runner.Released) string {
-	if !e.Confirmed {
-		return fmt.Sprintf("released %s, unconfirmed: the server drops it when the session expires", strings.Join(e.Paths, " "))
-	}
-	return fmt.Sprintf("released %s (%s)", strings.Join(e.Paths, " "), e.How)
-}
-
 // jsonEvent writes e as one JSON object (one per path for Released), with
 // the keys of docs/guide/events.md.
 func (u *ui) jsonEvent(e runner.Event) {
@@ -168,11 +146,14 @@ func (u *ui) jsonEvent(e runner.Event) {
 		if e.Holder != nil {
 			attrs = append(attrs, holderAttr(e.Holder.Contender, e.Holder.NodeData, e.Holder.HeldSince))
 		}
-		j.line(slog.LevelInfo, "waiting", oneLine(waitSentence(e)), e.Path, attrs...)
+		j.line(slog.LevelInfo, "waiting", oneLine(view.WaitSentence(e)), e.Path, attrs...)
 	case runner.Acquired:
-		j.line(slog.LevelInfo, "acquired", oneLine(acquiredText(e)), e.Path,
-			slog.String("node", e.Node), slog.String("session", fmt.Sprintf("0x%x", uint64(e.Session))),
-			slog.Int64("fencing_token", e.FencingToken), ms("wait_ms", e.Wait), slog.Bool("reentered", e.Reentered))
+		attrs := []slog.Attr{slog.String("node", e.Node), slog.String("session", fmt.Sprintf("0x%x", uint64(e.Session))),
+			slog.Int64("fencing_token", e.FencingToken), ms("wait_ms", e.Wait), slog.Bool("reentered", e.Reentered)}
+		if e.Resource != "" {
+			attrs = append(attrs, slog.String("resource", e.Resource))
+		}
+		j.line(slog.LevelInfo, "acquired", oneLine(view.Acquired(e)), e.Path, attrs...)
 	case runner.Busy:
 		d := owner.Decode(e.Data)
 		attrs := []slog.Attr{holderAttr(e.Holder, d, d.Owner.HeldSince())}
@@ -191,7 +172,7 @@ func (u *ui) jsonEvent(e runner.Event) {
 		j.line(slog.LevelError, "lost", oneLine(fmt.Sprintf("lost the lock on %s: %v", e.Path, e.Err)), e.Path,
 			slog.String("cause", lossCause(e.Err)), ms("quorum_heard_age_ms", e.QuorumHeardAge))
 	case runner.PossibleOverlap:
-		j.line(slog.LevelWarn, "possible_overlap", oneLine(overlapText(e)), e.Path,
+		j.line(slog.LevelWarn, "possible_overlap", oneLine(view.Overlap(e)), e.Path,
 			ms("late_ms", e.Late), ms("session_timeout_ms", e.Timeout))
 	case runner.Revoked:
 		j.line(slog.LevelWarn, "revoked", oneLine(e.Error()), e.Path, slog.String("node", e.Node), revokerAttr(e.Revocation))
@@ -199,7 +180,7 @@ func (u *ui) jsonEvent(e runner.Event) {
 		j.line(slog.LevelInfo, "started", fmt.Sprintf("started the command, pid %d", e.PID), u.path, slog.Int("pid", e.PID))
 	case runner.Released:
 		for _, p := range e.Paths {
-			j.line(slog.LevelInfo, "released", oneLine(releasedText(e)), p, ms("hold_ms", e.Hold), slog.Bool("confirmed", e.Confirmed))
+			j.line(slog.LevelInfo, "released", oneLine(view.Released(e)), p, ms("hold_ms", e.Hold), slog.Bool("confirmed", e.Confirmed))
 		}
 	}
 }
@@ -250,17 +231,6 @@ func revokerAttr(r recipe.Revocation) slog.Attr {
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
-	}
-	return s
-}
-
-// waitSentence says where a wait stands, without times: "waiting for
-// /locks/x, position 2, held by deploy@web-3 pid 81233 (./report.sh)".
-// What others wrote in it is escaped by the caller.
-func waitSentence(st runner.WaitStatus) string {
-	s := fmt.Sprintf("waiting for %s, position %d", st.Path, st.Position)
-	if h := st.Holder; h != nil {
-		s += ", held by " + view.Who(h.Contender, h.NodeData)
 	}
 	return s
 }

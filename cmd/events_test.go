@@ -57,6 +57,7 @@ func sampleEvents() []runner.Event {
 		runner.WaitOver{Waited: time.Minute},
 		runner.Acquired{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042", Session: 0x100002e5a820001, FencingToken: 4711, Wait: 61234 * time.Millisecond},
 		runner.Acquired{Path: "/locks/b", Node: "/locks/b/_c_c2-lock-0000000001", Session: 0x100002e5a820000, FencingToken: 17, Reentered: true},
+		runner.Acquired{Path: "/pools/staging/env-b", Node: "/pools/staging/env-b/_c_d4-lock-0000000003", Session: 0x100002e5a820001, FencingToken: 4712, Wait: 2 * time.Second, Resource: "env-b"},
 		runner.Busy{BusyError: &recipe.BusyError{Path: "/locks/a", Holder: holder, Data: acquired.Encode(), Limit: 3}},
 		runner.Busy{BusyError: &recipe.BusyError{Path: "/locks/a", Holder: foreign, Data: []byte("10.0.0.7")}},
 		runner.Skipped{RecentSuccessError: &runner.RecentSuccessError{

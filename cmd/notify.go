@@ -123,7 +123,7 @@ func (n *notifier) event(e runner.Event) {
 // notifyWaiting is the status while waiting: "waiting for /locks/x,
 // position 2, held by deploy@web-3 pid 81233 (./run.sh) since 03:00".
 func notifyWaiting(st runner.WaitStatus, now time.Time) string {
-	s := view.Cell(waitSentence(st))
+	s := view.Cell(view.WaitSentence(st))
 	if h := st.Holder; h != nil && !h.HeldSince.IsZero() {
 		layout := "15:04"
 		if now.Sub(h.HeldSince) > 20*time.Hour {

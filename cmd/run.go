@@ -33,6 +33,8 @@ type runOptions struct {
 	Progress     bool          // plain progress lines on stderr when it is not a terminal
 	MetricsFile  metricsFileValue
 	NotifyReady  bool
+	Resources    resourcesValue // a pool's members; empty: the path is the lock
+	Take         limitValue     // how many members; 0: not given (one)
 	Argv         []string
 }
 
@@ -56,6 +58,7 @@ func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) 
   zklock run --shared --path /locks/db -- ./read-only-report.sh
   zklock run --limit 3 --path /locks/encoders -- ./encode.sh
   zklock run --path /locks/db --path /locks/cache -- ./migrate.sh
+  zklock run --path /pools/staging --resources env-a,env-b,env-c -- ./deploy.sh
   zklock run --once-per 20h --timeout 1h --path /locks/report -- ./report.sh
   zklock run --flavor kazoo --path /app/lock -- ./task.sh   # shares a Kazoo Lock`,
 	}
@@ -108,6 +111,8 @@ func (o *runOptions) bind(c *cobra.Command, u *ui, runF func(context.Context, *r
 	f.BoolVar(&o.Supersede, "supersede", false, "deploy-queue mode: at most one waiter; a newer contender (or one with a higher --order-key) makes the waiter leave with exit 75 (or -E), the holder runs on; every contender of the path must pass it")
 	f.BoolVar(&o.Cancel, "cancel-in-progress", false, "--supersede, and also stop the holder as zklock revoke does (it gets its --kill-grace and exits 76), then run; every contender of the path must pass --supersede or this")
 	f.Var(&o.OrderKey, "order-key", "this run's integer key (pipeline or build number): it runs only if no run with a higher key has succeeded under the lock (else exit 75, or -E), and its success records it; with --supersede the waiter with the highest key survives, not the newest")
+	f.Var(&o.Resources, "resources", "pool mode: the members of the pool at --path (node names, comma-separated); run CMD once one of them (--take N of them) is free, named in ZKLOCK_RESOURCES; FIFO over the whole pool")
+	f.Var(&o.Take, "take", "with --resources: how many members to hold at once (default 1)")
 	f.Var(&o.OncePer, "once-per", "run CMD only if it has not succeeded under the lock within this window (server time); otherwise exit 75 (or -E) without running it; only exit 0 counts")
 	c.Args = commandArgs
 	c.RunE = func(c *cobra.Command, args []string) error {
@@ -205,6 +210,10 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		// never sees its leases.
 		return ro, usageErrorf("--limit uses Curator's semaphore layout, which has no read-write naming; %s", o.Global.dropFlavor(flavor))
 	}
+	pool, err := o.pool()
+	if err != nil {
+		return ro, err
+	}
 	conn, err := o.Global.connOptions(u)
 	if err != nil {
 		return ro, err
@@ -222,6 +231,7 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		Version: Version(), OnLost: lockexec.Policy(o.OnLost), OnRevoke: lockexec.Policy(o.OnRevoke), KillGrace: o.KillGrace, MaxRuntime: o.MaxRuntime,
 		OncePer: time.Duration(o.OncePer), OrderKey: o.OrderKey.key,
 		Logf: u.progress(), Warnf: u.warnf,
+		Pool: pool,
 	}
 	if supersede {
 		ro.Supersede = &recipe.Supersede{Cancel: o.Cancel} // its key is OrderKey

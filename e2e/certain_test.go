@@ -30,7 +30,7 @@ func holderNode(t *testing.T, conn *zk.Conn, path string) string {
 func TestNodeDeletedKillsAtOnce(t *testing.T) {
 	conn := rawZK(t)
 	servers := server(t).ConnectString()
-	p := loneHolder(t, servers, "trap '' TERM\n"+treeScript)
+	p := loneHolder(t, servers, 10*time.Second, "trap '' TERM\n"+treeScript)
 	node := holderNode(t, conn, p.path)
 	deleted := time.Now()
 	if err := conn.Delete(p.path+"/"+node, -1); err != nil {

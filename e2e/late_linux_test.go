@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
@@ -37,6 +39,79 @@ func childrenOf(t *testing.T, pid int) []int {
 	return out
 }
 
+// starve stops a holding zklock and its watchdog with SIGSTOP, as a
+// starved host stops them in effect, until the test continues them (or
+// ends). The watchdog is the child of zklock that leads a session of its
+// own.
+func starve(t *testing.T, zklockPid int) {
+	t.Helper()
+	stopped := []int{zklockPid}
+	for _, pid := range childrenOf(t, zklockPid) {
+		if sid, err := unix.Getsid(pid); err == nil && sid == pid {
+			stopped = append(stopped, pid)
+		}
+	}
+	if len(stopped) == 1 {
+		t.Fatalf("no watchdog among zklock's children")
+	}
+	for _, pid := range stopped {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	}
+}
+
+// TestStarvedHolderOverlaps reproduces the overlap of a starved host
+// without chance: a holder whose zklock and watchdog get no CPU from
+// before the deadline until past its session's expiry (here SIGSTOP)
+// kills nothing in time, and the next holder starts beside its command.
+// Both detectors see it: the next holder's flock guard exits 99, and the
+// holder's command is alive after that start. What zklock can still do is
+// to say so: once it runs again, it exits 76 with a possible overlap and
+// a lateness at least the time from the expiry to its continue. No
+// priority bounds this; the fencing token is what must hold beyond it.
+func TestStarvedHolderOverlaps(t *testing.T) {
+	dir, path := t.TempDir(), lockPath(t)
+	conn := rawZK(t)
+	c := zklock(t, append([]string{"run", "--session-timeout", "2s", "--path", path, "--"},
+		guarded(dir, `echo $$ > "$D/pid"; touch "$D/started"; while :; do sleep 0.05; done`)...)...)
+	c.Env = append(c.Env, "D="+dir)
+	stderr := &syncBuffer{}
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill() })
+	zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	command := readPid(t, filepath.Join(dir, "pid"))
+	starve(t, c.Process.Pid)
+	zktest.Eventually(t, 30*time.Second, "the session to expire", func() bool { return queueLen(conn, path) == 0 })
+	expired := time.Now()
+
+	next := zklock(t, append([]string{"run", "--path", path, "--"}, guarded(dir, "true")...)...)
+	if code := zktest.ExitCodeT(t, next.Run()); code != overlapExit {
+		t.Fatalf("the next holder exited %d, want %d: its flock guard must find the starved holder's tree", code, overlapExit)
+	}
+	if !zktest.ProcessAlive(command) {
+		t.Fatal("the starved holder's command died before the next holder started")
+	}
+
+	continued := time.Now()
+	if err := c.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	floor := continued.Sub(expired)
+	if code := zktest.ExitCodeT(t, c.Wait()); code != 76 {
+		t.Fatalf("exit %d, want 76: %s", code, stderr.String())
+	}
+	out := stderr.String()
+	if !strings.Contains(out, "zklock: warning: possible overlap on "+path) {
+		t.Errorf("the starved holder did not report the overlap:\n%s", out)
+	}
+	t.Logf("the expiry came %s before zklock ran again:\n%s", floor.Round(time.Millisecond), out)
+}
+
 // TestLateKillReported: a holder whose zklock and watchdog are both
 // stopped (SIGSTOP, as a starved host stops them in effect) past the
 // expiry of its session finds, once continued, that its command ran on
@@ -61,22 +136,7 @@ func TestLateKillReported(t *testing.T) {
 			t.Cleanup(func() { c.Process.Kill() })
 			zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
 			command := readPid(t, filepath.Join(dir, "pid"))
-			var stopped []int
-			for _, pid := range childrenOf(t, c.Process.Pid) {
-				if pid != command {
-					stopped = append(stopped, pid) // the watchdog
-				}
-			}
-			if len(stopped) == 0 {
-				t.Fatalf("no watchdog among zklock's children")
-			}
-			stopped = append(stopped, c.Process.Pid)
-			for _, pid := range stopped {
-				if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
-			}
+			starve(t, c.Process.Pid)
 			zktest.Eventually(t, 30*time.Second, "the session to expire", func() bool { return queueLen(conn, path) == 0 })
 			expired := time.Now()
 			if !zktest.ProcessAlive(command) {

@@ -18,11 +18,11 @@ import (
 const refusedLine = "as it has seen zxid"
 
 // loneHolder starts a holder running script in the overlap detector,
-// with a 10s session timeout (-v), on servers, and no waiter.
-func loneHolder(t *testing.T, servers, script string) *pair {
+// with the session timeout given (-v), on servers, and no waiter.
+func loneHolder(t *testing.T, servers string, timeout time.Duration, script string) *pair {
 	t.Helper()
 	p := &pair{dir: t.TempDir(), path: lockPath(t)}
-	p.holder = zklock(t, "--servers", servers, "--session-timeout", "10s", "-v", "run", "--path", p.path, "--")
+	p.holder = zklock(t, "--servers", servers, "--session-timeout", timeout.String(), "-v", "run", "--path", p.path, "--")
 	p.holder.Args = append(p.holder.Args, guarded(p.dir, script)...)
 	p.holder.Env = append(p.holder.Env, "D="+p.dir)
 	p.holder.Stderr = &p.holderErr
@@ -34,11 +34,25 @@ func loneHolder(t *testing.T, servers, script string) *pair {
 	return p
 }
 
-// refused waits until one of servers logs that it refused a session for
-// being behind the client.
-func refused(t *testing.T, servers []*zktest.Server) {
+// outlasting is a holder's session timeout, at least usual, that
+// outlasts an outage like the one measured, so that the holder is still
+// trying to resume its session when the servers are back: a holder gives
+// up on its own after about 0.7 T without contact (internal/runner's
+// budget), and on a loaded machine a restart of the servers can take
+// longer than that with the usual timeout.
+func outlasting(outage, usual time.Duration) time.Duration {
+	return max(usual, (2*outage).Round(time.Second)+time.Second)
+}
+
+// refused waits until one of servers logs that it refused the holder's
+// session for being behind the client. A holder that gave up first, for
+// lack of contact, never asks: that is said at once.
+func (p *pair) refused(t *testing.T, servers []*zktest.Server) {
 	t.Helper()
 	zktest.Eventually(t, 30*time.Second, "a server to refuse the holder's resume", func() bool {
+		if msg := p.holderErr.String(); strings.Contains(msg, "no contact with the ZooKeeper quorum") {
+			t.Fatalf("the holder gave up for lack of contact before the servers were back: %s", msg)
+		}
 		for _, s := range servers {
 			if b, err := os.ReadFile(s.LogPath()); err == nil && bytes.Contains(b, []byte(refusedLine)) {
 				return true
@@ -108,7 +122,7 @@ func TestWipedServer(t *testing.T) {
 	s := c.Server(0)
 	// A command that ignores SIGTERM: the loss is certain, and any grace
 	// would let it run on beside the tryrun.
-	p := loneHolder(t, c.ConnectString(), "trap '' TERM\n"+treeScript)
+	p := loneHolder(t, c.ConnectString(), 10*time.Second, "trap '' TERM\n"+treeScript)
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +133,7 @@ func TestWipedServer(t *testing.T) {
 	if err := s.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	refused(t, c.Servers())
+	p.refused(t, c.Servers())
 	p.tryNext(t, c.ConnectString())
 	p.holderLostState(t)
 	t.Logf("holder stopped %s after the wiped server started", time.Since(restarted).Round(time.Millisecond))
@@ -156,6 +170,7 @@ func restartAll(t *testing.T, ctx context.Context, c *zktest.Cluster) {
 func TestRestoredEnsemble(t *testing.T) {
 	ctx, c := ownEnsemble(t, zktest.Options{})
 	backup := t.TempDir()
+	stopped := time.Now()
 	for i, s := range c.Servers() {
 		if err := s.Stop(); err != nil {
 			t.Fatal(err)
@@ -165,8 +180,12 @@ func TestRestoredEnsemble(t *testing.T) {
 		}
 	}
 	restartAll(t, ctx, c)
+	// The restore below takes the ensemble down for as long again.
+	outage := time.Since(stopped)
+	timeout := outlasting(outage, 10*time.Second)
+	t.Logf("stopping and restarting the ensemble took %s: the holder's session timeout is %s", outage.Round(time.Millisecond), timeout)
 
-	p := loneHolder(t, c.ConnectString(), treeScript)
+	p := loneHolder(t, c.ConnectString(), timeout, treeScript)
 	for _, s := range c.Servers() {
 		if err := s.Stop(); err != nil {
 			t.Fatal(err)
@@ -179,7 +198,7 @@ func TestRestoredEnsemble(t *testing.T) {
 	}
 	restarted := time.Now()
 	restartAll(t, ctx, c)
-	refused(t, c.Servers())
+	p.refused(t, c.Servers())
 	p.tryNext(t, c.ConnectString())
 	p.holderLostState(t)
 	t.Logf("holder stopped %s after the restored ensemble was started", time.Since(restarted).Round(time.Millisecond))

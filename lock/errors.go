@@ -2,6 +2,7 @@ package lock
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/zklock/zklock/internal/recipe"
@@ -10,6 +11,9 @@ import (
 
 // The sentinels. Each typed error below is its sentinel for errors.Is.
 var (
+	// ErrBadRequest: a Request that cannot be taken as it is, such as a
+	// semaphore of no leases. A bad path is zkconn.ErrBadPath.
+	ErrBadRequest = errors.New("bad lock request")
 	// ErrBusy: a NoWait request found the lock held (*BusyError).
 	ErrBusy = errors.New("lock busy")
 	// ErrWaitTimeout: a WaitUntil deadline passed before the lock was held.
@@ -42,7 +46,9 @@ type BusyError struct {
 	err    error
 }
 
-func (e *BusyError) Error() string        { return e.err.Error() }
+func (e *BusyError) Error() string {
+	return text(e.err, "%s is busy: held by node %s", e.Path, e.Holder)
+}
 func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 func (e *BusyError) Unwrap() error        { return e.err }
 
@@ -61,7 +67,9 @@ type RevokedError struct {
 	err error
 }
 
-func (e *RevokedError) Error() string        { return e.err.Error() }
+func (e *RevokedError) Error() string {
+	return text(e.err, "%s: node %s asked to give up its place", e.Path, e.Node)
+}
 func (e *RevokedError) Is(target error) bool { return target == ErrRevoked }
 func (e *RevokedError) Unwrap() error        { return e.err }
 
@@ -76,7 +84,9 @@ type KindConflictError struct {
 	err       error
 }
 
-func (e *KindConflictError) Error() string        { return e.err.Error() }
+func (e *KindConflictError) Error() string {
+	return text(e.err, "%s holds another kind of queue (node %s)", e.Path, e.Node)
+}
 func (e *KindConflictError) Is(target error) bool { return target == ErrKindConflict }
 func (e *KindConflictError) Unwrap() error        { return e.err }
 
@@ -90,7 +100,9 @@ type FlavorConflictError struct {
 	err   error
 }
 
-func (e *FlavorConflictError) Error() string        { return e.err.Error() }
+func (e *FlavorConflictError) Error() string {
+	return text(e.err, "%s is used by %s (node %s), which cannot see the requested nodes", e.Path, e.Other, e.Node)
+}
 func (e *FlavorConflictError) Is(target error) bool { return target == ErrFlavorConflict }
 func (e *FlavorConflictError) Unwrap() error        { return e.err }
 
@@ -104,9 +116,20 @@ type LimitMismatchError struct {
 	err    error
 }
 
-func (e *LimitMismatchError) Error() string        { return e.err.Error() }
+func (e *LimitMismatchError) Error() string {
+	return text(e.err, "%s is held with a limit of %d by node %s; this request has a limit of %d", e.Path, e.Held, e.Holder, e.Want)
+}
 func (e *LimitMismatchError) Is(target error) bool { return target == ErrLimitMismatch }
 func (e *LimitMismatchError) Unwrap() error        { return e.err }
+
+// text is err's message, the recipes' own, or, for an error a caller
+// built, one made of its fields.
+func text(err error, format string, args ...any) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf(format, args...)
+}
 
 // sentinel carries an error of the recipes as one of this package's
 // sentinels: the message stays the recipe's, errors.Is finds both.

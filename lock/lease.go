@@ -37,7 +37,7 @@ type Lease struct {
 // holds what r.Mode asks for. On any failure it has left the queue again.
 func Acquire(ctx context.Context, c *zkconn.Client, path string, r Request) (*Lease, error) {
 	if r.Mode.kind == semaphore && r.Mode.Limit() < 1 {
-		return nil, fmt.Errorf("%w: a semaphore's limit must be at least 1, not %d", errBadRequest, r.Mode.Limit())
+		return nil, fmt.Errorf("%w: a semaphore's limit must be at least 1, not %d", ErrBadRequest, r.Mode.Limit())
 	}
 	l, err := recipe.Acquire(ctx, c, path, recipe.Request{Mode: r.Mode.recipe(), Flavor: r.Flavor.recipe(), Wait: r.Wait.recipe(), Data: r.Data})
 	if err != nil {
@@ -45,9 +45,6 @@ func Acquire(ctx context.Context, c *zkconn.Client, path string, r Request) (*Le
 	}
 	return &Lease{l: l}, nil
 }
-
-// errBadRequest is a Request that cannot be taken as it is.
-var errBadRequest = errors.New("bad lock request")
 
 // Path is the lock path.
 func (l *Lease) Path() string { return l.l.Path }

@@ -90,8 +90,11 @@ func TestAcquireSharedAndSemaphore(t *testing.T) {
 	if !errors.As(err, &kind) || !kind.Semaphore || !errors.Is(err, lock.ErrKindConflict) {
 		t.Errorf("a mutex on a semaphore's path: %v, want a *KindConflictError", err)
 	}
-	if _, err := lock.Acquire(ctx, c, sem, lock.Request{Mode: lock.Semaphore(0)}); err == nil {
-		t.Error("a semaphore of no leases was taken")
+	if _, err := lock.Acquire(ctx, c, sem, lock.Request{Mode: lock.Semaphore(0)}); !errors.Is(err, lock.ErrBadRequest) {
+		t.Errorf("a semaphore of no leases: %v, want ErrBadRequest", err)
+	}
+	if _, err := lock.Acquire(ctx, c, "/", lock.Request{}); !errors.Is(err, zkconn.ErrBadPath) {
+		t.Errorf("a lock on the root: %v, want zkconn.ErrBadPath", err)
 	}
 	q, err := lock.Inspect(ctx, c, sem)
 	if err != nil || !q.Semaphore || len(q.Contenders) != 2 {
@@ -217,5 +220,36 @@ func TestDoneWhenNodeDeleted(t *testing.T) {
 	}
 	if !errors.Is(l.Err(), lock.ErrNodeGone) {
 		t.Errorf("Err = %v, want ErrNodeGone", l.Err())
+	}
+}
+
+func TestDoneWhenSessionExpires(t *testing.T) {
+	ctx, path := shared.Ctx(t, time.Minute), shared.Path(t)
+	proxy := zktest.NewProxyT(t, shared.Server(t).Addrs()[0])
+	cs, err := zkconn.ParseConnString(proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := zkconn.Dial(ctx, zkconn.Options{ConnString: cs, SessionTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	l := hold(t, ctx, c, path, lock.Request{})
+	done := l.Done()
+	proxy.Blackhole()
+	raw := shared.Raw(t)
+	zktest.Eventually(t, 30*time.Second, "the server to expire the session", func() bool {
+		ok, _, err := raw.Exists(l.Node())
+		return err == nil && !ok
+	})
+	proxy.Heal()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("Done stayed open after the session expired")
+	}
+	if err := l.Err(); !zkconn.IsSessionLoss(err) {
+		t.Errorf("Err = %v, want a session loss", err)
 	}
 }

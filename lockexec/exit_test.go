@@ -105,6 +105,22 @@ func TestStartErrors(t *testing.T) {
 			if !errors.As(err, &se) || se.Code != c.code {
 				t.Fatalf("resolved first: got %#v (%v), want StartError code %d", err, err, c.code)
 			}
+			if path == "" {
+				return
+			}
+			// With a watchdog the command is executed by the gate, which
+			// reports the exec's failure for the same classification.
+			eachWatchdog(t, func(t *testing.T) {
+				wd, err := StartWatchdog()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer wd.Retire()
+				err = Supervise(context.Background(), Spec{Argv: c.argv, Path: path, Stdin: devNull(t), Watchdog: wd})
+				if !errors.As(err, &se) || se.Code != c.code {
+					t.Fatalf("through the gate: got %#v (%v), want StartError code %d", err, err, c.code)
+				}
+			})
 		})
 	}
 	err := Supervise(context.Background(), Spec{Argv: []string{"zklock-test-no-such-command"}})

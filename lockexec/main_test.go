@@ -45,6 +45,7 @@ const (
 	envBusy     = "LOCKEXEC_TEST_BUSY"     // run: keep a goroutine busy on the CPU
 	envWatchdog = "LOCKEXEC_TEST_WATCHDOG" // run: the watchdog program to start
 	envStarted  = "LOCKEXEC_TEST_STARTED"  // run: file to create once Supervise says the command started
+	envDieDir   = "LOCKEXEC_TEST_DIE_DIR"  // run: die by SIGKILL right after the fork (see dieForked)
 )
 
 // busyWork is what the busy goroutine of envBusy does.
@@ -123,6 +124,10 @@ func helperRun() int {
 	wd, err := StartWatchdog()
 	if err != nil {
 		warn(err.Error())
+	}
+	if dir := os.Getenv(envDieDir); dir != "" && wd != nil {
+		_ = os.WriteFile(filepath.Join(dir, "watchdog"), []byte(fmt.Sprintln(wd.pid)), 0o644)
+		testHookForked = func(pid int) { dieForked(dir, argv, pid) }
 	}
 	defer wd.Retire()
 	err = Supervise(context.Background(), Spec{

@@ -83,12 +83,7 @@ func Supervise(ctx context.Context, s Spec) error {
 		defer signal.Stop(contC)
 	}
 
-	// The watchdog is armed with the command's group (its pid) the moment
-	// the fork returns, on the forking thread: the command has no time to
-	// run, let alone to start children, while zklock could die or stop
-	// without the watchdog knowing whom to kill.
-	var armErr error
-	c, err := startChild(path, s.Argv, attr, func(pid int) { armErr = s.Watchdog.arm(pid) })
+	c, armErr, err := startArmed(s.Watchdog, path, s.Argv, attr)
 	runtime.KeepAlive(stdin)
 	runtime.KeepAlive(stdout)
 	runtime.KeepAlive(stderr)
@@ -104,6 +99,49 @@ func Supervise(ctx context.Context, s Spec) error {
 		withoutSIGTTOU(func() { s.Started(c.pid) })
 	}
 	return sv.loop(ctx, contC)
+}
+
+// startArmed starts the command with the watchdog armed with its group
+// before the command runs: through the gate (gate_unix.go) when there is a
+// watchdog. The watchdog is armed on the forking thread, as soon as the
+// fork returns, and only then is the gate told to execute the command. A
+// zklock that dies or stops at any moment leaves no instruction of the
+// command running that the watchdog does not know of. If the gate itself
+// cannot be executed (its file replaced since the watchdog started), the
+// command starts directly and is armed as soon as the fork returns, as
+// without a gate. err is the command's exec error.
+func startArmed(wd *Watchdog, path string, argv []string, attr *syscall.ProcAttr) (c *child, armErr error, err error) {
+	if g := wd.openGate(); g != nil {
+		c, err = startChild(g.program, g.argv(argv), g.attr(attr), func(pid int) {
+			g.forked()
+			if testHookForked != nil {
+				testHookForked(pid)
+			}
+			armErr = wd.arm(pid)
+			g.open(path)
+		})
+		if err != nil {
+			g.close()
+		} else if err = g.result(); err == nil {
+			return c, armErr, nil
+		} else {
+			// The gate has reported the errno and exits: reap it.
+			for ev := range c.events {
+				if ev.err != nil || !ev.status.Stopped() {
+					break
+				}
+			}
+			<-c.done
+			return nil, armErr, err
+		}
+	}
+	c, err = startChild(path, argv, attr, func(pid int) {
+		if testHookForked != nil {
+			testHookForked(pid)
+		}
+		armErr = wd.arm(pid)
+	})
+	return c, armErr, err
 }
 
 func orFile(f, def *os.File) *os.File {

@@ -55,7 +55,8 @@ import (
 // would keep running after zklock's session expired and the next holder
 // started.
 type Watchdog struct {
-	pid int
+	pid     int
+	program string // the file it runs, which is also the gate (gate_unix.go)
 	// report is the read end of the watchdog's standard output, read by
 	// the goroutine that watch runs until Retire closes it.
 	report  *os.File
@@ -163,7 +164,7 @@ func startWatchdog() (*Watchdog, error) {
 		report.Close()
 		return nil, err
 	}
-	wd := &Watchdog{pid: pid, w: w, report: report, gone: make(chan struct{}), watched: make(chan struct{})}
+	wd := &Watchdog{pid: pid, program: exe, w: w, report: report, gone: make(chan struct{}), watched: make(chan struct{})}
 	go wd.watch()
 	return wd, nil
 }

@@ -44,8 +44,8 @@ done
 cd "$ZKLOCK_ROOT"
 bin="$(mktemp -d "${TMPDIR:-/tmp}/zklock-robust-bin.XXXXXX")"
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/zklock" .
-go build -o "$bin/zklock-robust" ./internal/testkit/robust/cmd/zklock-robust
+# One go build for both: their links run side by side.
+go build -o "$bin/" . ./internal/testkit/robust/cmd/zklock-robust
 if [[ -z "$out" ]]; then
   out="$(mktemp -d "${TMPDIR:-/tmp}/zklock-robust.XXXXXX")"
 fi

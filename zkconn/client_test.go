@@ -95,15 +95,8 @@ func TestLastHeard(t *testing.T) {
 // silent replacement session does not count as the same session.
 func TestSessionLost(t *testing.T) {
 	proxy := zktest.NewProxyT(t, server(t).Addrs()[0])
-	c := dialT(t, []string{proxy.Addr()}, 800*time.Millisecond)
+	c, mark := markedSession(t, proxy.Addr(), 800*time.Millisecond)
 	id := c.SessionID()
-	// The server deletes the session's ephemeral node when it expires the
-	// session: waiting for that, not for a fixed time past the timeout,
-	// is what makes the heal come after the expiry on a loaded machine.
-	mark, err := c.Create(context.Background(), fmt.Sprintf("/session-lost-%x", id), nil, zk.FlagEphemeral)
-	if err != nil {
-		t.Fatal(err)
-	}
 	proxy.Cut()
 	conn := zktest.DialT(t, server(t).Addrs())
 	zktest.Eventually(t, 10*time.Second, "the server to expire the session", func() bool {
@@ -124,6 +117,58 @@ func TestSessionLost(t *testing.T) {
 	}
 	if err := c.WaitSession(context.Background()); !errors.Is(err, ErrSessionLost) {
 		t.Errorf("WaitSession after loss = %v", err)
+	}
+}
+
+// markedSession dials a session through addr and creates an ephemeral
+// node named after it. The server deletes that node when it expires the
+// session: waiting for that, not for a fixed time past the timeout, is
+// what makes a test's heal come after the expiry on a loaded machine.
+//
+// With a sub-second timeout, a client starved of the CPU for a few
+// hundred milliseconds misses its pings: the connection drops (the create
+// is then tried again on the same session; its node, named after the
+// session, may already be there), or the session itself is lost before
+// the test has begun (then it starts again with a new one). Neither is
+// what the test is about, and both are what the client must do.
+func markedSession(t *testing.T, addr string, timeout time.Duration) (*Client, string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		c := dialT(t, []string{addr}, timeout)
+		mark := fmt.Sprintf("/session-lost-%x", c.SessionID())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var err error
+		for {
+			_, err = c.Create(ctx, mark, nil, zk.FlagEphemeral)
+			if errors.Is(err, zk.ErrNodeExists) {
+				err = nil
+			}
+			if err == nil || IsSessionLoss(err) || ctx.Err() != nil {
+				break
+			}
+			t.Logf("create %s: %v; again once the session is back", mark, err)
+			if err = c.WaitSession(ctx); err != nil {
+				break
+			}
+		}
+		cancel()
+		if err == nil && !isLost(c) {
+			return c, mark
+		}
+		if attempt == 5 {
+			t.Fatalf("no session lived long enough to mark it, 5 times in a row: %v", err)
+		}
+		t.Logf("session 0x%x lost before the test began (%v); again with a new one", c.SessionID(), err)
+		c.Close()
+	}
+}
+
+func isLost(c *Client) bool {
+	select {
+	case <-c.Lost():
+		return true
+	default:
+		return false
 	}
 }
 

@@ -21,8 +21,12 @@ import (
 // found on disk mid-upgrade does not take instructions it would misread.
 const Marker = "ZKLOCK_INTERNAL_WATCHDOG=1"
 
-// Is reports whether this process was started as a watchdog.
+// Is reports whether this process was started as a watchdog, or as the
+// gate that the watchdog's program also is (gate.go).
 func Is() bool {
+	if isGate() {
+		return true
+	}
 	v, ok := syscall.Getenv("ZKLOCK_INTERNAL_WATCHDOG")
 	return ok && "ZKLOCK_INTERNAL_WATCHDOG="+v == Marker
 }
@@ -41,13 +45,17 @@ const maxNap = time.Second
 const raiseAfter = 50 * time.Millisecond
 
 // Main is the watchdog process: it follows the instructions on standard
-// input and returns its exit code.
+// input and returns its exit code. Started as the gate (gate.go), it is
+// the gate instead, and returns only if it executes nothing.
 //
 // It is one goroutine that sleeps in poll(2) on its pipe until a line
 // arrives or the next deadline is due, and it allocates nothing once it
 // runs: its process starts with the garbage collector off, and no timer,
 // channel or goroutine of the runtime's is involved.
 func Main() int {
+	if isGate() {
+		return gate()
+	}
 	// In a session of its own nothing should signal it, but a stray
 	// SIGHUP or SIGINT must not end the switch early.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGPIPE)

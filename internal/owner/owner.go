@@ -40,7 +40,7 @@ type Owner struct {
 	CmdBytes [][]byte  `json:"cmd_bytes,omitempty"`
 	Since    time.Time `json:"since"` // when it joined the queue
 	// Acquired is when it took the lock, written into the node once it
-	// holds (see lock.Lease.MarkAcquired); zero while it waits.
+	// holds (see recipe.Lease.MarkAcquired); zero while it waits.
 	Acquired time.Time `json:"acquired,omitzero"`
 	// Revoke is a revocation the holder was asked for and goes on
 	// regardless (its command must not be interrupted); zero if none.
@@ -48,7 +48,7 @@ type Owner struct {
 	Mode   string            `json:"mode,omitempty"`  // "exclusive", "shared" or "lease"
 	Limit  int               `json:"limit,omitempty"` // a semaphore's limit
 	// Supersede marks a contender of a superseding queue, with its order
-	// key if it has one; nil in a plain queue (see lock.Supersede).
+	// key if it has one; nil in a plain queue (see recipe.Supersede).
 	Supersede *recipe.Supersede `json:"supersede,omitempty"`
 	// OrderKey is the run's --order-key: in a contender node, for list
 	// and holders; in a success record, the key that last succeeded,

@@ -12,7 +12,7 @@ import (
 // one host's clock against another's, and the ensemble's clock is not one
 // clock either. zklock can measure two ages, each on a pair of clocks:
 //
-//   - The servers' age: the mtime of a write made now (lock.ServerTime)
+//   - The servers' age: the mtime of a write made now (recipe.ServerTime)
 //     minus the record's mtime. A znode's mtime is the wall clock of the
 //     server that led when the write was proposed, and the high 32 bits of
 //     its zxid are that leader's epoch. Of different epochs, the two dates

@@ -42,6 +42,8 @@ type Acquired struct {
 	// Wait is how long this path took, from joining its queue.
 	Wait      time.Duration
 	Reentered bool
+	// Resource is the pool member the lock is, "" outside a pool.
+	Resource string
 }
 
 // Busy says that tryrun (or run with --timeout 0) found a lock taken.
@@ -52,7 +54,7 @@ type Busy struct{ *recipe.BusyError }
 type Skipped struct{ *RecentSuccessError }
 
 // Lost says that the locks can no longer be trusted while the command
-// runs (see lock.Guard); the supervisor has been told first. Path is the
+// runs (see guard.go); the supervisor has been told first. Path is the
 // first lock path; QuorumHeardAge is how long ago the quorum last
 // confirmed the session.
 type Lost struct {
@@ -189,14 +191,14 @@ func (o *Options) lostOnce(c *zkconn.Client, err error) {
 }
 
 // reportAcquired emits one Acquired for a lock taken.
-func (o *Options) reportAcquired(ctx context.Context, c *zkconn.Client, l *recipe.Lease, wait time.Duration) {
+func (o *Options) reportAcquired(ctx context.Context, c *zkconn.Client, l *recipe.Lease, wait time.Duration, resource string) {
 	if o.Events == nil {
 		return
 	}
 	// The token is the node's creation zxid, known from the create's
 	// reply: no request.
 	token, _ := l.FencingToken(ctx)
-	o.emit(Acquired{Path: l.Path, Node: l.Node, Session: c.SessionID(), FencingToken: token, Wait: wait})
+	o.emit(Acquired{Path: l.Path, Node: l.Node, Session: c.SessionID(), FencingToken: token, Wait: wait, Resource: resource})
 }
 
 // reportReentered emits one Acquired for each lock re-entered.

@@ -55,13 +55,17 @@ type Options struct {
 	OncePer time.Duration
 	// Supersede, if set, waits in a superseding queue: a newer contender
 	// (or one with a higher order key) takes this one's place while it
-	// waits (lock.Supersede).
+	// waits (recipe.Supersede).
 	Supersede *recipe.Supersede
 	// OrderKey, if set, is this run's place in the order its runs must
 	// succeed in (a pipeline number): the command runs only if no run
 	// with a higher key has succeeded, and its success records it
 	// (outdated.go). A superseding queue orders its waiters by it too.
 	OrderKey *int64
+	// Pool, if set, takes Pool.Take of its members under the one path
+	// instead of the path itself (recipe.AcquirePool); the command learns
+	// which from ZKLOCK_RESOURCES.
+	Pool *recipe.Pool
 	// Logf prints progress for -v, and is nil without it: what only -v
 	// shows is then not worked out. Warnf prints warnings; it may be nil.
 	Logf, Warnf func(format string, args ...any)
@@ -297,7 +301,7 @@ func catchSignals() chan os.Signal {
 }
 
 // lazyWatchdog is the watchdog of a run, started only when a lock is about
-// to be held: when lock.Acquire says this run is next in line (so that the
+// to be held: when recipe.Acquire says this run is next in line (so that the
 // handoff does not wait for a process to start), or else once the locks are
 // taken. A waiter deep in a queue is then one process, and a contender that
 // never runs its command (a busy tryrun, a --once-per job that finds the
@@ -431,6 +435,8 @@ func canonical(paths []string) []string {
 type held struct {
 	leases    []*recipe.Lease
 	inherited []inherited
+	// resources are the pool members the leases hold, in their order.
+	resources []string
 }
 
 // environment tells the command what it holds, re-entered locks included.
@@ -462,6 +468,10 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		all = append(all, one{in.Path(), in.Node, in.Token, passed})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].path < all[j].path })
+	var pool []string
+	if len(h.resources) > 0 {
+		pool = []string{EnvResources + "=" + strings.Join(h.resources, ",")}
+	}
 	var paths, nodes, tokens []string
 	holds := parseHeld(os.Getenv(EnvHeld))
 	for _, o := range all {
@@ -473,7 +483,7 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 	}
 	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Path() < holds[j].Path() })
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, EnvHeld+"=") })
-	return append(env,
+	return append(append(env,
 		"ZKLOCK_PATH="+paths[0],
 		"ZKLOCK_NODE="+nodes[0],
 		"ZKLOCK_FENCING_TOKEN="+tokens[0],
@@ -486,7 +496,7 @@ func environment(ctx context.Context, c *zkconn.Client, h held) ([]string, error
 		// compares it with $PPID to know it already has (see
 		// docs/guide/reentrancy.md).
 		"ZKLOCK_PID="+strconv.Itoa(os.Getpid()),
-	), nil
+	), pool...), nil
 }
 
 // finish ends the session, which releases every lock it holds: closing
@@ -569,7 +579,7 @@ func acquire(ctx context.Context, o *Options, sigs <-chan os.Signal, me owner.Ow
 // gives those back.
 //
 // Before it returns the locks, it checks that every node is still there and
-// ours (lock.VerifyAll). A waiter that lost its place, because its node was
+// ours (recipe.VerifyAll). A waiter that lost its place, because its node was
 // deleted or its session expired while it waited, never runs the command:
 // it says so once, gives back what it holds, and joins the queue again at
 // the back (with a new session if the old one is gone). --timeout counts
@@ -619,7 +629,7 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 		var gone *recipe.NodeGoneError
 		switch {
 		case err == nil:
-			return client, held{leases: leases, inherited: in}, nil
+			return client, held{leases: leases, inherited: in, resources: o.resources(leases)}, nil
 		case errors.As(err, &gone) && ctx.Err() == nil:
 			o.warnf("%v; joining the queue again", err)
 			giveBack(ctx, leases)
@@ -719,48 +729,62 @@ func (o *Options) lockAll(ctx context.Context, client *zkconn.Client, paths []st
 	r := recipe.Request{Mode: o.Mode, Flavor: o.Flavor, Wait: wait, Data: me.Encode(), Supersede: o.Supersede,
 		OnQueued: func() { o.placed = true }}
 	var leases []*recipe.Lease
+	if o.Pool != nil {
+		return o.lockPool(ctx, client, paths, r, pw)
+	}
 	for _, path := range paths {
-		// A wait behind an ancestor zklock would never end: the checks
-		// of selfWatch end it (see SelfWaitError).
-		lctx, cancel := context.WithCancelCause(ctx)
-		self := newSelfWatch(lctx, client, cancel)
-		r.OnNext = func() {
-			// The guard will count from QuorumHeard: the syncs that
-			// keep it fresh start now, a waiter further back sends
-			// nothing but its pings (zkconn's KeepQuorumHeard).
-			client.KeepQuorumHeard()
-			// A --once-per job may find the job done once it holds the
-			// lock, and then needs no watchdog.
-			if o.OncePer == 0 {
-				o.wd.start()
-			}
-		}
-		r.OnWait = func(at recipe.Waiting) {
-			o.gc.waiting()
-			self.onWait(path, at)
-			if pw != nil {
-				pw.onWait(client, path, at)
-			}
-			o.logf("waiting for %s at position %d behind %s", path, at.Position, at.Ahead.Name)
-		}
 		began := time.Now()
-		l, err := recipe.Acquire(lctx, client, path, r)
-		var selfErr *SelfWaitError
-		if err != nil && errors.As(context.Cause(lctx), &selfErr) {
-			err = selfErr
-		}
-		cancel(nil)
-		self.done()
+		l, err := o.acquireOne(ctx, client, path, r, pw, func(lctx context.Context, r recipe.Request) ([]*recipe.Lease, error) {
+			l, err := recipe.Acquire(lctx, client, path, r)
+			return []*recipe.Lease{l}, err
+		})
 		if err != nil {
 			return leases, path, err
 		}
 		if len(leases) == 0 {
 			o.heldSince = time.Now()
 		}
-		o.reportAcquired(ctx, client, l, time.Since(began))
-		leases = append(leases, l)
+		o.reportAcquired(ctx, client, l[0], time.Since(began), "")
+		leases = append(leases, l...)
 	}
 	return leases, "", nil
+}
+
+// acquireOne takes what take takes at path with r, telling pw and -v
+// where each wait stands, and ends a wait behind an ancestor zklock.
+func (o *Options) acquireOne(ctx context.Context, client *zkconn.Client, path string, r recipe.Request, pw *progressWatch,
+	take func(context.Context, recipe.Request) ([]*recipe.Lease, error)) ([]*recipe.Lease, error) {
+	// A wait behind an ancestor zklock would never end: the checks
+	// of selfWatch end it (see SelfWaitError).
+	lctx, cancel := context.WithCancelCause(ctx)
+	self := newSelfWatch(lctx, client, cancel)
+	r.OnNext = func() {
+		// The guard will count from QuorumHeard: the syncs that
+		// keep it fresh start now, a waiter further back sends
+		// nothing but its pings (zkconn's KeepQuorumHeard).
+		client.KeepQuorumHeard()
+		// A --once-per job may find the job done once it holds the
+		// lock, and then needs no watchdog.
+		if o.OncePer == 0 {
+			o.wd.start()
+		}
+	}
+	r.OnWait = func(at recipe.Waiting) {
+		o.gc.waiting()
+		self.onWait(path, at)
+		if pw != nil {
+			pw.onWait(client, path, at)
+		}
+		o.logf("waiting for %s at position %d behind %s", path, at.Position, at.Ahead.Name)
+	}
+	leases, err := take(lctx, r)
+	var selfErr *SelfWaitError
+	if err != nil && errors.As(context.Cause(lctx), &selfErr) {
+		err = selfErr
+	}
+	cancel(nil)
+	self.done()
+	return leases, err
 }
 
 // settleDelay is how long a command runs before its run counts as a long

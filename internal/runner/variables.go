@@ -18,4 +18,5 @@ var CommandVariables = []Variable{
 	{"ZKLOCK_PATHS, ZKLOCK_NODES, ZKLOCK_FENCING_TOKENS", "the same for every lock held, space-separated, in sorted path order"},
 	{EnvHeld, "every lock held for this command, its ancestors' included: what a zklock started below reads to re-enter (see [re-entrancy](reentrancy.md))"},
 	{"ZKLOCK_PID", "the zklock process that runs the command, its parent"},
+	{EnvResources, "with `--resources`: the pool members held, comma-separated, sorted; the locks are then the members' paths, `PATH/MEMBER` (see [pools](ci.md#pools-of-named-environments))"},
 }

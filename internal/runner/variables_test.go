@@ -11,10 +11,11 @@ import (
 )
 
 // TestCommandVariablesDocumented: the variables environment gives the
-// command are exactly those CommandVariables documents.
+// command are exactly those CommandVariables documents (with a pool's, as
+// a run of a pool gets them).
 func TestCommandVariablesDocumented(t *testing.T) {
 	t.Setenv(EnvHeld, "")
-	h := held{inherited: []inherited{{hold: hold{Mode: recipe.ModeExclusive, Session: 0x10, PID: 42, Node: "/locks/a/_c_x-lock-0000000001"}, Token: 7}}}
+	h := held{inherited: []inherited{{hold: hold{Mode: recipe.ModeExclusive, Session: 0x10, PID: 42, Node: "/locks/a/_c_x-lock-0000000001"}, Token: 7}}, resources: []string{"a"}}
 	env, err := environment(context.Background(), nil, h)
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ type Record struct {
 	// node's mtime, set by the leader): comparable across hosts.
 	At time.Time
 	// Epoch is the epoch of the leader whose clock dated At (see
-	// lock.ServerTime).
+	// recipe.ServerTime).
 	Epoch uint32
 	// NodeData says who ran it: a zklock's owner record, or text. A
 	// zklock's carries Written, its host's clock at the write.

@@ -87,6 +87,9 @@ func Check(h History, b Bounds) Result {
 		if p.Kind == OncePer {
 			r.checkOncePer(p, runs)
 		}
+		if p.Supersede {
+			r.checkSupersede(p, on(h.Runs, p.Name))
+		}
 		if p.Kind != Semaphore && p.Kind != ReadWrite {
 			r.lossGaps(runs)
 		}
@@ -106,6 +109,17 @@ func ranOn(runs []Run, path string) []Run {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Life.First < out[j].Life.First })
+	return out
+}
+
+// on is every run of path, whether its command ran or not.
+func on(runs []Run, path string) []Run {
+	var out []Run
+	for _, run := range runs {
+		if slices.Contains(run.Paths, path) {
+			out = append(out, run)
+		}
+	}
 	return out
 }
 

@@ -31,6 +31,9 @@ type Path struct {
 	Limit int `json:"limit,omitempty"`
 	// Window is a OncePer path's window.
 	Window time.Duration `json:"window,omitempty"`
+	// Supersede marks an Exclusive path whose contenders all pass
+	// `--supersede` (supersede.go).
+	Supersede bool `json:"supersede,omitempty"`
 }
 
 // Role is what a run asked for on its paths.
@@ -92,6 +95,14 @@ type Run struct {
 	Unrecorded bool `json:"unrecorded,omitempty"`
 	// Revoked is set when zklock said it was revoked.
 	Revoked bool `json:"revoked,omitempty"`
+	// OrderKey is the run's `--order-key`, nil without one.
+	OrderKey *int64 `json:"order_key,omitempty"`
+	// SupersededBy is set when zklock said a newer contender made it
+	// leave a `--supersede` queue, with what it said of that contender.
+	SupersededBy *Superseder `json:"superseded_by,omitempty"`
+	// Outcome is the outcome of zklock's exit event (--log-format json),
+	// "" when it wrote none.
+	Outcome string `json:"outcome,omitempty"`
 	// Stderr is zklock's last line on stderr.
 	Stderr string `json:"stderr,omitempty"`
 }

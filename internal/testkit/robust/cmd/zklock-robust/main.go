@@ -51,6 +51,7 @@ type suite struct {
 	T                       time.Duration
 	cluster                 *zktest.Cluster
 	proxies                 [][]*zktest.Proxy // by client slot, then server
+	slots                   map[string]int    // each workload's first client slot
 	procs                   *procs
 
 	mu      sync.Mutex
@@ -201,7 +202,9 @@ func runSuite(args []string) int {
 	work, endWork := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	slot := 0
+	s.slots = map[string]int{}
 	for i, wl := range crowd {
+		s.slots[wl.name] = slot
 		for w := 0; w < wl.workers; w++ {
 			rng := rand.New(rand.NewPCG(uint64(*seed), uint64(100*i+w+1)))
 			wg.Add(1)

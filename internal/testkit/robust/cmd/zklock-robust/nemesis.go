@@ -97,11 +97,11 @@ var faults = []fault{
 			value = strconv.FormatInt((n.s.T * 2 / 3).Milliseconds(), 10)
 			what = "maxSessionTimeout " + value + "ms"
 		}
-		for _, srv := range n.s.cluster.Servers() {
-			srv.SetConfig("maxSessionTimeout", value)
-			n.restart(srv)
-		}
+		n.roll(value)
 		return what
+	}, false},
+	{"renegotiate", true, func(ctx context.Context, n *nemesis, d draw) string {
+		return n.renegotiate(ctx, d)
 	}, false},
 	{"skew", true, func(ctx context.Context, n *nemesis, d draw) string {
 		srv := n.member(d.target)
@@ -141,14 +141,23 @@ var faults = []fault{
 	{"slow", false, func(ctx context.Context, n *nemesis, d draw) string {
 		slot := d.target % len(n.s.proxies)
 		delay := span(50*time.Millisecond, 400*time.Millisecond, d.frac)
+		what := ""
+		if d.flip {
+			// A link fast but for lost segments: each connection's
+			// first request and its reply held back, as a segment sent
+			// again, past the keepalive's patience (T/10, or twice
+			// TCP's retransmission timeout from the handshake's round
+			// trip: about six round trips), connection after
+			// connection. On a fast link that is several connections
+			// within T.
+			delay /= 4
+			what = ", first requests held back"
+		}
 		for _, p := range n.s.proxies[slot] {
 			p.SetDelay(delay)
 			p.SetJitter(delay / 2)
 			if d.flip {
-				// Each connection's first request and its reply held
-				// back, as a lost segment sent again: past the
-				// keepalive's patience, connection after connection.
-				p.HoldBack(2, 4*delay)
+				p.HoldBack(2, 16*delay+n.s.T/3)
 			}
 		}
 		sleep(ctx, span(n.s.T, 3*n.s.T, d.frac))
@@ -156,7 +165,7 @@ var faults = []fault{
 			p.HoldBack(0, 0)
 			p.Heal()
 		}
-		return fmt.Sprintf("client %d, %s", slot, delay.Round(time.Millisecond))
+		return fmt.Sprintf("client %d, %s%s", slot, delay.Round(time.Millisecond), what)
 	}, false},
 	{"zklock-stop", false, func(ctx context.Context, n *nemesis, d draw) string {
 		pid, ok := n.s.procs.pick(d.target, false)

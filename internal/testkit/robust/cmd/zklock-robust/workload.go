@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -29,6 +30,8 @@ const (
 	pathRW    = root + "/rw"
 	pathSem   = root + "/semaphore"
 	pathOnce  = root + "/once"
+	pathQueue = root + "/deploy"
+	pathLong  = root + "/long"
 )
 
 // onceWindow is the `--once-per` workload's window: short, so that a run
@@ -45,6 +48,8 @@ var paths = []robust.Path{
 	{Name: pathRW, Kind: robust.ReadWrite},
 	{Name: pathSem, Kind: robust.Semaphore, Limit: semLimit},
 	{Name: pathOnce, Kind: robust.OncePer, Window: onceWindow},
+	{Name: pathQueue, Kind: robust.Exclusive, Supersede: true},
+	{Name: pathLong, Kind: robust.Exclusive},
 }
 
 // job is one zklock invocation a workload asks for.
@@ -60,6 +65,8 @@ type job struct {
 	// path, which re-enters the lock its parent holds.
 	nested []string
 	pause  time.Duration // before the next job
+	// orderKey is the run's --order-key, nil for none.
+	orderKey *int64
 }
 
 // workload is a named crowd: how many workers, and each one's next job.
@@ -132,6 +139,13 @@ var workloads = []workload{
 	}},
 	// revoke is the revoker alone (suite.revoker), no crowd of its own.
 	{"revoke", 0, nil},
+	{"supersede", 3, supersedeJob},
+	{"long", 2, longJob},
+	// Pools (`--resources a,b,c --take N`) go here once zklock has them:
+	// each resource a path of kind Exclusive in paths, and a run's Paths
+	// the resources zklock gave it, read from the hold command's tokens
+	// line (readLife) rather than known before it runs; the checker then
+	// judges each resource as it judges the multi workload's paths.
 }
 
 // worker runs one workload's jobs, one after the other, until ctx ends.
@@ -166,7 +180,7 @@ func (s *suite) runJob(id, wl string, slot int, j job) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	run := robust.Run{ID: id, Workload: wl, Paths: j.paths, Role: j.role, CommandExit: j.exit, Host: s.host}
+	run := robust.Run{ID: id, Workload: wl, Paths: j.paths, Role: j.role, CommandExit: j.exit, Host: s.host, OrderKey: j.orderKey}
 	run.Invoked, run.WallInvoked = mono(), time.Now()
 	if err := cmd.Start(); err != nil {
 		s.fail(fmt.Errorf("start zklock: %w", err))
@@ -196,6 +210,20 @@ func said(run *robust.Run, stderr string) {
 	run.Stderr = lines[len(lines)-1]
 	run.Revoked = strings.Contains(stderr, `"event":"revoked"`)
 	run.Unrecorded = strings.Contains(stderr, "could not record the success")
+	run.SupersededBy = robust.ParseSuperseded(stderr)
+	run.Outcome = exitOutcome(lines)
+}
+
+// exitOutcome is the outcome of zklock's exit event, the last of its
+// JSON lines that has one.
+func exitOutcome(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		var ev struct{ Event, Outcome string }
+		if json.Unmarshal([]byte(lines[i]), &ev) == nil && ev.Event == "exit" {
+			return ev.Outcome
+		}
+	}
+	return ""
 }
 
 // normSession writes a session id one way, as zklock and the server's log

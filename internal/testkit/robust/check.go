@@ -90,7 +90,9 @@ func Check(h History, b Bounds) Result {
 		if p.Supersede {
 			r.checkSupersede(p, on(h.Runs, p.Name))
 		}
-		if p.Kind != Semaphore && p.Kind != ReadWrite {
+		if p.Kind == Pool {
+			r.checkPool(p, runs)
+		} else if p.Kind != Semaphore && p.Kind != ReadWrite {
 			r.lossGaps(runs)
 		}
 		r.checkProgress(h, p, b)
@@ -169,7 +171,7 @@ func (r *Result) checkExit(run Run, expired map[string]bool) {
 // kind k (a semaphore is judged by count, in checkOverlap).
 func excludes(k Kind, a, b Role) bool {
 	switch k {
-	case Semaphore:
+	case Semaphore, Pool:
 		return false
 	case ReadWrite:
 		return a == Writer || b == Writer
@@ -190,6 +192,9 @@ func (r *Result) checkOverlap(p Path, runs []Run) {
 				}
 				alive = append(alive, other)
 			}
+		}
+		if p.Kind == Pool {
+			continue // judged member by member (checkPool)
 		}
 		if p.Kind == Semaphore {
 			if len(alive)+1 > p.Limit {
@@ -222,8 +227,8 @@ func (r *Result) checkOverlap(p Path, runs []Run) {
 // everyone's before it and below everyone's after it (readers among
 // themselves start in any order). A semaphore's leases are not ordered.
 func (r *Result) checkFencing(p Path, runs []Run) {
-	if p.Kind == Semaphore {
-		return
+	if p.Kind == Semaphore || p.Kind == Pool {
+		return // a pool's tokens are its members' (checkPool)
 	}
 	for i := 1; i < len(runs); i++ {
 		cur := runs[i]

@@ -21,6 +21,9 @@ const (
 	// OncePer is an exclusive lock under `--once-per`: at most one success
 	// per Window.
 	OncePer Kind = "once-per"
+	// Pool is `--resources`: Members named under the path, each an
+	// exclusive lock at <path>/<member>, handed out by zklock (pool.go).
+	Pool Kind = "pool"
 )
 
 // Path is one lock path of a run and the rule its holders obey.
@@ -34,6 +37,8 @@ type Path struct {
 	// Supersede marks an Exclusive path whose contenders all pass
 	// `--supersede` (supersede.go).
 	Supersede bool `json:"supersede,omitempty"`
+	// Members are a Pool's member names.
+	Members []string `json:"members,omitempty"`
 }
 
 // Role is what a run asked for on its paths.
@@ -76,6 +81,10 @@ type Run struct {
 	Life *Life `json:"life,omitempty"`
 	// Tokens are the fencing tokens the command was given, by path.
 	Tokens map[string]int64 `json:"tokens,omitempty"`
+	// Take is how many members a run of a Pool asked for, and Resources
+	// the members ZKLOCK_RESOURCES named to its command.
+	Take      int      `json:"take,omitempty"`
+	Resources []string `json:"resources,omitempty"`
 	// Session is the session id the command was given, as zklock writes it.
 	Session string `json:"session,omitempty"`
 	// Conflict is the kernel detector's verdict: the command could not take

@@ -84,6 +84,7 @@ func hold(args []string) int {
 	dur := fs.Duration("for", time.Second, "how long to hold")
 	hard := fs.Bool("hard", false, "ignore SIGTERM and hold through a grandchild")
 	code := fs.Int("exit", 0, "exit code")
+	pool := fs.String("pool", "", "FILE: also lock FILE.MEMBER exclusive for each member ZKLOCK_RESOURCES names")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -97,6 +98,15 @@ func hold(args []string) int {
 	}
 	fmt.Fprintf(f, "pid %d\nsession %s\ntokens %s\t%s\n", os.Getpid(), os.Getenv("ZKLOCK_SESSION_ID"),
 		os.Getenv("ZKLOCK_PATHS"), os.Getenv("ZKLOCK_FENCING_TOKENS"))
+	if *pool != "" {
+		// The members are zklock's choice, known only now: the kernel
+		// detector locks what it was told it holds.
+		members := os.Getenv("ZKLOCK_RESOURCES")
+		fmt.Fprintf(f, "resources %s\n", members)
+		for _, m := range strings.Split(members, ",") {
+			locks = append(locks, *pool+"."+m+":ex")
+		}
+	}
 	var held []*os.File
 	for _, l := range locks {
 		k, err := kernelLock(l)

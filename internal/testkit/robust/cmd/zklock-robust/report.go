@@ -108,8 +108,12 @@ func around(h robust.History, v robust.Violation) string {
 		if run.Life != nil {
 			life = at(h, run.Life.First) + " … " + at(h, run.Life.Last)
 		}
-		fmt.Fprintf(&b, "run %-14s %-7s zklock %s … %s pid %d, command %s, tokens %v, session %s, exit %d %s\n    %s\n",
-			run.ID, run.Role, at(h, run.Invoked), at(h, run.Exited), run.PID, life, run.Tokens, run.Session, run.Exit, run.Signal, run.Stderr)
+		tokens := fmt.Sprint(run.Tokens)
+		if run.Take > 0 {
+			tokens += fmt.Sprintf(", took %d: %q", run.Take, strings.Join(run.Resources, ","))
+		}
+		fmt.Fprintf(&b, "run %-14s %-7s zklock %s … %s pid %d, command %s, tokens %s, session %s, exit %d %s\n    %s\n",
+			run.ID, run.Role, at(h, run.Invoked), at(h, run.Exited), run.PID, life, tokens, run.Session, run.Exit, run.Signal, run.Stderr)
 	}
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,6 +33,7 @@ const (
 	pathOnce  = root + "/once"
 	pathQueue = root + "/deploy"
 	pathLong  = root + "/long"
+	pathPool  = root + "/pool"
 )
 
 // onceWindow is the `--once-per` workload's window: short, so that a run
@@ -50,6 +52,7 @@ var paths = []robust.Path{
 	{Name: pathOnce, Kind: robust.OncePer, Window: onceWindow},
 	{Name: pathQueue, Kind: robust.Exclusive, Supersede: true},
 	{Name: pathLong, Kind: robust.Exclusive},
+	{Name: pathPool, Kind: robust.Pool, Members: poolMembers},
 }
 
 // job is one zklock invocation a workload asks for.
@@ -67,6 +70,10 @@ type job struct {
 	pause  time.Duration // before the next job
 	// orderKey is the run's --order-key, nil for none.
 	orderKey *int64
+	// pool is the kernel lock prefix of a pool's members (hold --pool),
+	// take how many members the run asks for.
+	pool string
+	take int
 }
 
 // workload is a named crowd: how many workers, and each one's next job.
@@ -86,9 +93,13 @@ func holdTime(rng *rand.Rand, t time.Duration) time.Duration {
 	return 20*time.Millisecond + time.Duration(rng.Int64N(int64(300*time.Millisecond)))
 }
 
-func (s *suite) kernel(path, mode string) string {
-	return filepath.Join(s.dir, "kernel", strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_")) + ":" + mode
+// kernelFile is the file the kernel detector locks for path.
+func (s *suite) kernelFile(path string) string {
+	return filepath.Join(s.dir, "kernel", strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_"))
 }
+
+// kernel is a hold command's --lock for path in mode.
+func (s *suite) kernel(path, mode string) string { return s.kernelFile(path) + ":" + mode }
 
 func runArgs(s *suite, sub string, extra ...string) []string {
 	return append([]string{sub, "--timeout", s.waitTimeout().String()}, extra...)
@@ -141,11 +152,7 @@ var workloads = []workload{
 	{"revoke", 0, nil},
 	{"supersede", 3, supersedeJob},
 	{"long", 2, longJob},
-	// Pools (`--resources a,b,c --take N`) go here once zklock has them:
-	// each resource a path of kind Exclusive in paths, and a run's Paths
-	// the resources zklock gave it, read from the hold command's tokens
-	// line (readLife) rather than known before it runs; the checker then
-	// judges each resource as it judges the multi workload's paths.
+	{"pool", 4, poolJob},
 }
 
 // worker runs one workload's jobs, one after the other, until ctx ends.
@@ -169,6 +176,9 @@ func (s *suite) runJob(id, wl string, slot int, j job) {
 	if j.hard {
 		hold = append(hold, "--hard")
 	}
+	if j.pool != "" {
+		hold = append(hold, "--pool", j.pool)
+	}
 	args := append(s.common(), j.args...)
 	args = append(args, "--")
 	if j.nested != nil {
@@ -180,7 +190,8 @@ func (s *suite) runJob(id, wl string, slot int, j job) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	run := robust.Run{ID: id, Workload: wl, Paths: j.paths, Role: j.role, CommandExit: j.exit, Host: s.host, OrderKey: j.orderKey}
+	run := robust.Run{ID: id, Workload: wl, Paths: j.paths, Role: j.role, CommandExit: j.exit, Host: s.host, OrderKey: j.orderKey,
+		Take: j.take}
 	run.Invoked, run.WallInvoked = mono(), time.Now()
 	if err := cmd.Start(); err != nil {
 		s.fail(fmt.Errorf("start zklock: %w", err))
@@ -263,11 +274,17 @@ func (s *suite) readLife(name string, run *robust.Run) {
 			}
 		case "session":
 			run.Session = normSession(val)
+		case "resources":
+			if val != "" {
+				run.Resources = strings.Split(val, ",")
+			}
 		case "tokens":
 			ps, ts, _ := strings.Cut(val, "\t")
 			pf, tf := strings.Fields(ps), strings.Fields(ts)
 			for i := range min(len(pf), len(tf)) {
-				if n, err := strconv.ParseInt(tf[i], 10, 64); err == nil && slices.Contains(run.Paths, pf[i]) {
+				// A pool's tokens are its members', one level below it.
+				ours := slices.Contains(run.Paths, pf[i]) || run.Take > 0 && slices.Contains(run.Paths, path.Dir(pf[i]))
+				if n, err := strconv.ParseInt(tf[i], 10, 64); err == nil && ours {
 					if run.Tokens == nil {
 						run.Tokens = map[string]int64{}
 					}

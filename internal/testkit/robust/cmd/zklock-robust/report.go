@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -98,7 +99,10 @@ func around(h robust.History, v robust.Violation) string {
 		}
 	}
 	for _, run := range h.Runs {
-		if !slices.Contains(v.Runs, run.ID) && (v.Path == "" || !slices.Contains(run.Paths, v.Path)) {
+		// A pool member's violation names the member's path: the runs of
+		// the pool around it are its history.
+		onPath := v.Path != "" && (slices.Contains(run.Paths, v.Path) || run.Take > 0 && slices.Contains(run.Paths, path.Dir(v.Path)))
+		if !slices.Contains(v.Runs, run.ID) && !onPath {
 			continue
 		}
 		if run.Exited < lo || run.Invoked > hi {

@@ -41,8 +41,13 @@ func (o *runOptions) pool() (*recipe.Pool, error) {
 		return nil, usageErrorf("--resources names the members under one pool path: give one --path")
 	case o.Shared || o.Limit > 0:
 		return nil, usageErrorf("--resources takes members exclusively: drop --shared and --limit")
-	case o.Supersede:
-		return nil, usageErrorf("--resources queues in arrival order: drop --supersede")
+	case o.Supersede || o.Cancel:
+		return nil, usageErrorf("--resources queues in arrival order: drop --supersede and --cancel-in-progress")
+	case o.OrderKey.key != nil:
+		// The key is recorded per lock path on success, and a pool's
+		// jobs deploy to different members: one member's success must
+		// not make another member's older job outdated.
+		return nil, usageErrorf("--order-key records a success per lock path, not per pool member: drop --order-key")
 	case o.OncePer > 0:
 		return nil, usageErrorf("--once-per records a success per lock path, not per pool member: drop --once-per")
 	case take > len(o.Resources):

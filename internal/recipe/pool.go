@@ -136,7 +136,7 @@ func AcquirePool(ctx context.Context, c *zkconn.Client, path string, p Pool, r R
 		if r.OnWait != nil {
 			r.OnWait(Waiting{Position: 1, Ahead: busy[0].err.Holder, Holder: zkconn.Join(path, busy[0].member, busy[0].err.Holder.Name), Node: head.Node})
 		}
-		if err := awaitMember(ctx, c, path, busy, r.Wait); err != nil {
+		if err := awaitMember(ctx, c, path, head, busy, r.Wait); err != nil {
 			giveBack()
 			return nil, err
 		}
@@ -179,13 +179,42 @@ func collect(ctx context.Context, c *zkconn.Client, path string, members []strin
 // watch on each of them, set by this contender alone (the queue's head),
 // so no member is watched by more than one pool contender. A member whose
 // listing shows no contender is free already, and the wait ends at once.
-func awaitMember(ctx context.Context, c *zkconn.Client, path string, busy []busyMember, w Wait) error {
+//
+// The head's own node in the queue is watched as well: a revoke of a pool
+// contender writes the request there, the one node it has while it waits,
+// and a contender asked to leave gives up at once rather than when a
+// member frees (the caller then gives back the members it took).
+func awaitMember(ctx context.Context, c *zkconn.Client, path string, head *Lease, busy []busyMember, w Wait) error {
 	wctx, cancel, err := w.waitCtx(ctx)
 	if err != nil {
 		return err
 	}
 	defer cancel()
 	changed := make(chan struct{}, 1)
+	notify := func(ev <-chan zk.Event) {
+		// One goroutine per watch, ended by cancel when the wait ends.
+		go func() {
+			select {
+			case <-ev:
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			case <-wctx.Done():
+			}
+		}()
+	}
+	data, st, own, err := c.GetW(wctx, head.Node)
+	stop, readErr := head.takeOwnWatch(wctx, data, st, own, err)
+	switch {
+	case stop != nil:
+		return stop
+	case readErr != nil && zkconn.IsConnectionLoss(readErr):
+		return waitErr(wctx, c.WaitSession(wctx))
+	case readErr != nil:
+		return waitErr(wctx, readErr)
+	}
+	notify(own)
 	for _, b := range busy {
 		children, ev, err := c.ChildrenW(wctx, zkconn.Join(path, b.member))
 		switch {
@@ -199,17 +228,7 @@ func awaitMember(ctx context.Context, c *zkconn.Client, path string, busy []busy
 		if len(Contenders(children)) == 0 {
 			return nil
 		}
-		// One goroutine per watch, ended by cancel when the wait ends.
-		go func() {
-			select {
-			case <-ev:
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			case <-wctx.Done():
-			}
-		}()
+		notify(ev)
 	}
 	select {
 	case <-changed:

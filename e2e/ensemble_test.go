@@ -134,12 +134,16 @@ func TestEnsembleFailover(t *testing.T) {
 
 // TestEnsembleQuorumLoss: with two of three servers gone, no server can
 // serve, so the holder stops its command (exit 76) before its session could
-// expire; once quorum is back, the waiter proceeds, with no overlap.
+// expire; once quorum is back, the waiter proceeds, with no overlap. The
+// waiter's session outlasts the two restarts even on a loaded machine,
+// where they took over 8s: a waiter whose session expires while no
+// server can give it a new one exits 69, as documented, and proves
+// nothing here.
 func TestEnsembleQuorumLoss(t *testing.T) {
 	c := ensemble(t)
 	conn := zktest.DialT(t, c.Addrs())
 	p := startPair(t, []string{"--servers", c.ConnectString(), "--session-timeout", "4s"},
-		[]string{"--servers", c.ConnectString(), "--session-timeout", "8s"},
+		[]string{"--servers", c.ConnectString(), "--session-timeout", "40s"},
 		func(path string) int { return queueLen(conn, path) })
 	killed := c.Servers()[:2]
 	for _, s := range killed {

@@ -41,7 +41,7 @@ func loneHolder(t *testing.T, servers string, timeout time.Duration, script stri
 // budget), and on a loaded machine a restart of the servers can take
 // longer than that with the usual timeout.
 func outlasting(outage, usual time.Duration) time.Duration {
-	return max(usual, (2*outage).Round(time.Second)+time.Second)
+	return max(usual, (4*outage).Round(time.Second)+time.Second)
 }
 
 // refused waits until one of servers logs that it refused the holder's

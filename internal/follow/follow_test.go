@@ -52,7 +52,7 @@ func start(t *testing.T, servers string, sessionTimeout time.Duration, o Options
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Conn = zkconn.Options{ConnString: cs, SessionTimeout: sessionTimeout, ConnectTimeout: time.Second}
+	o.Conn = zkconn.Options{ConnString: cs, SessionTimeout: sessionTimeout, ConnectTimeout: 10 * time.Second}
 	w := &watching{t: t, shown: make(chan shown, 10000), done: make(chan error, 1)}
 	o.Show = func(s Snapshot) error {
 		w.shown <- shown{s, time.Now()}
@@ -85,6 +85,7 @@ func (w *watching) next(what string, within time.Duration, cond func(Snapshot) b
 				return s
 			}
 		case err := <-w.done:
+			w.done <- err // for stop, which the test's cleanup calls
 			w.t.Fatalf("waiting for %s: Run returned %v", what, err)
 		case <-timer.C:
 			w.t.Fatalf("no snapshot with %s within %s", what, within)

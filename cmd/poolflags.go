@@ -51,7 +51,11 @@ func (o *runOptions) pool() (*recipe.Pool, error) {
 	case o.OncePer > 0:
 		return nil, usageErrorf("--once-per records a success per lock path, not per pool member: drop --once-per")
 	case take > len(o.Resources):
-		return nil, usageErrorf("--take %d is more than the %d members of --resources", take, len(o.Resources))
+		members := "members"
+		if len(o.Resources) == 1 {
+			members = "member"
+		}
+		return nil, usageErrorf("--take %d is more than the %d %s of --resources", take, len(o.Resources), members)
 	}
 	return &recipe.Pool{Members: o.Resources, Take: take}, nil
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,9 +37,10 @@ type metricsRun struct {
 	file  string
 	paths []string // sorted: the first names the job
 
-	waited time.Duration
-	hold   time.Duration
-	held   bool
+	waited    time.Duration
+	hold      time.Duration
+	held      bool
+	resources []string // the pool members held, if any
 }
 
 func (m *metricsRun) event(e runner.Event) {
@@ -46,6 +48,10 @@ func (m *metricsRun) event(e runner.Event) {
 		return
 	}
 	switch e := e.(type) {
+	case runner.Acquired:
+		if e.Resource != "" {
+			m.resources = append(m.resources, e.Resource)
+		}
 	case runner.WaitOver:
 		m.waited = e.Waited
 	case runner.Released:
@@ -58,5 +64,5 @@ func (m *metricsRun) write(code int, outcome string) error {
 		return nil
 	}
 	return promfile.Record(m.file, promfile.Run{Paths: m.paths, End: time.Now(), ExitCode: code, Outcome: outcome,
-		Wait: m.waited, Hold: m.hold, Held: m.held})
+		Wait: m.waited, Hold: m.hold, Held: m.held, Resources: slices.Sorted(slices.Values(m.resources))})
 }

@@ -202,3 +202,27 @@ func TestPoolHerdFree(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolMetrics: a pool run's --metrics-file says which members it
+// held, each with its own last-hold series labelled resource, in a file
+// promtool accepts.
+func TestPoolMetrics(t *testing.T) {
+	path := lockPath(t)
+	file := filepath.Join(t.TempDir(), "zklock.prom")
+	if code, _, errs := runZklock(t, nil, "run", "--path", path, "--resources", "env-b,env-a", "--take", "2",
+		"--metrics-file", file, "--", "true"); code != 0 {
+		t.Fatalf("pool run: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"env-a", "env-b"} {
+		want := fmt.Sprintf(`zklock_last_hold_seconds{path=%q,resource=%q} `, path, m)
+		if !strings.Contains(string(b), want) {
+			t.Errorf("no %s in the metrics file:\n%s", want, b)
+		}
+	}
+	promtool(t, file)
+	assertGone(t, rawZK(t), path)
+}

@@ -48,6 +48,11 @@ type Run struct {
 	Wait time.Duration
 	Hold time.Duration
 	Held bool
+	// Resources are the pool members the run held, sorted; none outside
+	// a pool. Each gets its own last-hold series, labelled resource, so
+	// a dashboard sees which member a pool's job last held and for how
+	// long.
+	Resources []string
 }
 
 // A family of series, as the file writes it.
@@ -62,7 +67,7 @@ var (
 	lastSuccess = family{"zklock_last_success_timestamp_seconds", "gauge", "When the last run of the job whose first lock path is path that exited 0 ended, in seconds since the epoch; kept when a later run fails or is skipped."}
 	lastExit    = family{"zklock_last_exit_code", "gauge", "The exit code of the last run of the job whose first lock path is path."}
 	lastWait    = family{"zklock_last_wait_seconds", "gauge", "How long the last run that asked for path waited for its locks."}
-	lastHold    = family{"zklock_last_hold_seconds", "gauge", "How long the last run that held path held its locks."}
+	lastHold    = family{"zklock_last_hold_seconds", "gauge", "How long the last run that held path held its locks; for a pool, labelled with the member (resource) it held."}
 	runsTotal   = family{"zklock_runs_total", "counter", "Runs of the job whose first lock path is path, by outcome."}
 	families    = []family{lastRun, lastSuccess, lastExit, lastWait, lastHold, runsTotal}
 )
@@ -101,8 +106,9 @@ func Record(name string, r Run) error {
 // family and label set.
 type series map[string]map[labels]float64
 
-// labels is a series' label set: path, and for runs_total the outcome.
-type labels struct{ path, outcome string }
+// labels is a series' label set: path, for runs_total the outcome, and
+// for a pool member's last hold the resource.
+type labels struct{ path, outcome, resource string }
 
 func (s series) set(f family, l labels, v float64) {
 	if s[f.name] == nil {
@@ -200,6 +206,11 @@ func (s series) add(r Run) {
 			s.set(lastHold, labels{path: p}, r.Hold.Seconds())
 		}
 	}
+	if r.Held {
+		for _, m := range r.Resources {
+			s.set(lastHold, labels{path: job, resource: pathLabel(m)}, r.Hold.Seconds())
+		}
+	}
 	for _, o := range Outcomes {
 		l := labels{path: job, outcome: o}
 		v := s[runsTotal.name][l]
@@ -247,6 +258,9 @@ func parse(data []byte) (series, error) {
 			if !utf8.ValidString(l.path) {
 				l.path = pathLabel(l.path)
 			}
+			if !utf8.ValidString(l.resource) {
+				l.resource = pathLabel(l.resource)
+			}
 			s.set(f, l, v)
 		}
 	}
@@ -254,7 +268,7 @@ func parse(data []byte) (series, error) {
 }
 
 // parseSample reads one sample line as write writes it:
-// name{path="…",outcome="…"} value.
+// name{path="…",outcome="…",resource="…"} value.
 func parseSample(line string) (name string, l labels, v float64, ok bool) {
 	open := strings.IndexByte(line, '{')
 	if open <= 0 || strings.HasPrefix(line, "#") {
@@ -276,6 +290,8 @@ func parseSample(line string) (name string, l labels, v float64, ok bool) {
 			l.path = val
 		case "outcome":
 			l.outcome = val
+		case "resource":
+			l.resource = val
 		}
 		rest = strings.TrimPrefix(rest[eq+2+n:], ",")
 	}
@@ -329,12 +345,18 @@ func (s series) text() []byte {
 			if ls[i].path != ls[j].path {
 				return ls[i].path < ls[j].path
 			}
-			return ls[i].outcome < ls[j].outcome
+			if ls[i].outcome != ls[j].outcome {
+				return ls[i].outcome < ls[j].outcome
+			}
+			return ls[i].resource < ls[j].resource
 		})
 		for _, l := range ls {
 			fmt.Fprintf(&b, `%s{path="%s"`, f.name, quoter.Replace(l.path))
 			if l.outcome != "" {
 				fmt.Fprintf(&b, `,outcome="%s"`, quoter.Replace(l.outcome))
+			}
+			if l.resource != "" {
+				fmt.Fprintf(&b, `,resource="%s"`, quoter.Replace(l.resource))
 			}
 			fmt.Fprintf(&b, "} %s\n", strconv.FormatFloat(s[f.name][l], 'f', -1, 64))
 		}

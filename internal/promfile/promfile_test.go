@@ -41,6 +41,8 @@ func TestRecord(t *testing.T) {
 		{Paths: []string{odd}, End: t0.Add(time.Minute), Outcome: "busy", ExitCode: 75},
 		{Paths: []string{"/locks/a"}, End: t0.Add(time.Hour), Outcome: "failure", ExitCode: 3, Wait: 5 * time.Second, Hold: time.Second, Held: true},
 		{Paths: []string{"/locks/a"}, End: t0.Add(2 * time.Hour), Outcome: "skipped", ExitCode: 75},
+		{Paths: []string{"/pools/p"}, End: t0, Outcome: "success", Hold: 3 * time.Second, Held: true, Resources: []string{"env-a", "env-b"}},
+		{Paths: []string{"/pools/p"}, End: t0.Add(time.Minute), Outcome: "success", Hold: 4 * time.Second, Held: true, Resources: []string{"env-b"}},
 	}
 	for _, r := range runs {
 		if err := Record(name, r); err != nil {
@@ -52,11 +54,11 @@ func TestRecord(t *testing.T) {
 		l    labels
 		want float64
 	}{
-		{runsTotal, labels{"/locks/a", "success"}, 1},
-		{runsTotal, labels{"/locks/a", "failure"}, 1},
-		{runsTotal, labels{"/locks/a", "skipped"}, 1},
-		{runsTotal, labels{"/locks/a", "lost"}, 0},
-		{runsTotal, labels{odd, "busy"}, 1},
+		{runsTotal, labels{path: "/locks/a", outcome: "success"}, 1},
+		{runsTotal, labels{path: "/locks/a", outcome: "failure"}, 1},
+		{runsTotal, labels{path: "/locks/a", outcome: "skipped"}, 1},
+		{runsTotal, labels{path: "/locks/a", outcome: "lost"}, 0},
+		{runsTotal, labels{path: odd, outcome: "busy"}, 1},
 		{lastSuccess, labels{path: "/locks/a"}, seconds(t0)},
 		{lastRun, labels{path: "/locks/a"}, seconds(t0.Add(2 * time.Hour))},
 		{lastExit, labels{path: "/locks/a"}, 75},
@@ -65,12 +67,17 @@ func TestRecord(t *testing.T) {
 		{lastHold, labels{path: "/locks/a"}, 1}, // kept from the last run that held it
 		{lastHold, labels{path: "/locks/b"}, 2},
 		{lastExit, labels{path: odd}, 75},
+		// A pool's member keeps the hold of the last run that held it.
+		{lastHold, labels{path: "/pools/p", resource: "env-a"}, 3},
+		{lastHold, labels{path: "/pools/p", resource: "env-b"}, 4},
+		{lastHold, labels{path: "/pools/p"}, 4},
+		{runsTotal, labels{path: "/pools/p", outcome: "success"}, 2},
 	} {
 		if got, ok := value(t, name, tc.f, tc.l); !ok || got != tc.want {
 			t.Errorf("%s%v = %v (%v), want %v", tc.f.name, tc.l, got, ok, tc.want)
 		}
 	}
-	if _, ok := value(t, name, runsTotal, labels{"/locks/b", "success"}); ok {
+	if _, ok := value(t, name, runsTotal, labels{path: "/locks/b", outcome: "success"}); ok {
 		t.Errorf("runs of a job are counted under its first path only")
 	}
 	if _, ok := value(t, name, lastSuccess, labels{path: odd}); ok {
@@ -123,7 +130,7 @@ func TestRecordConcurrent(t *testing.T) {
 		}
 	}
 	for j := range jobs {
-		if got, _ := value(t, name, runsTotal, labels{fmt.Sprintf("/locks/%d", j), "success"}); got != runs {
+		if got, _ := value(t, name, runsTotal, labels{path: fmt.Sprintf("/locks/%d", j), outcome: "success"}); got != runs {
 			t.Errorf("job %d: %v runs counted, want %d", j, got, runs)
 		}
 	}
@@ -150,7 +157,7 @@ func TestParseSample(t *testing.T) {
 		v    float64
 		ok   bool
 	}{
-		{`zklock_runs_total{path="/a",outcome="success"} 3`, "zklock_runs_total", labels{"/a", "success"}, 3, true},
+		{`zklock_runs_total{path="/a",outcome="success"} 3`, "zklock_runs_total", labels{path: "/a", outcome: "success"}, 3, true},
 		{`zklock_last_exit_code{path="/a\\\"b\nc"} 1`, "zklock_last_exit_code", labels{path: "/a\\\"b\nc"}, 1, true},
 		{`zklock_last_run_timestamp_seconds{path="/a"} 1795607052.238`, "zklock_last_run_timestamp_seconds", labels{path: "/a"}, 1795607052.238, true},
 		{`# HELP zklock_runs_total {path="x"} 1`, "", labels{}, 0, false},
@@ -261,7 +268,7 @@ func TestRecordInvalidUTF8(t *testing.T) {
 		path string
 		want float64
 	}{{"/bad\xff", 2}, {"/bad\xfe", 1}, {"/bad\uFFFDxff", 1}, {"/good", 1}} {
-		if got, _ := value(t, name, runsTotal, labels{pathLabel(tc.path), "error"}); got != tc.want {
+		if got, _ := value(t, name, runsTotal, labels{path: pathLabel(tc.path), outcome: "error"}); got != tc.want {
 			t.Errorf("%q counts %v runs, want %v", tc.path, got, tc.want)
 		}
 	}

@@ -46,6 +46,8 @@ var eventDocs = []eventDoc{
 		[]string{"node", "session", "fencing_token", "wait_ms", "reentered", "resource"}},
 	{"busy", "`tryrun` (or `--timeout 0`) found the lock taken", keys(prefixed("holder", holderKeys), []string{"limit"})},
 	{"skipped", "`--once-per` did not run the command", keys(prefixed("last_success", []string{"at", "user", "host", "pid", "cmd", "client"}), []string{"age_ms", "window_ms"})},
+	{"superseded", "`--supersede`: a run that takes precedence joined, and this waiter left the queue without running", keys([]string{"node"}, prefixed("by", []string{"node", "host", "pid", "order_key"}))},
+	{"outdated", "`--order-key`: a run with a higher key already succeeded, so the command did not run", keys([]string{"order_key"}, prefixed("last_success", []string{"at", "user", "host", "pid", "cmd", "order_key"}))},
 	{"started", "the command is running", []string{"pid"}},
 	{"lost", "the lock can no longer be trusted while the command runs", []string{"cause", "quorum_heard_age_ms"}},
 	{"possible_overlap", "after a loss, the command was found dead only after its session could have expired: the next holder may have run beside it", []string{"late_ms", "session_timeout_ms"}},

@@ -98,6 +98,12 @@ func TestEventKeys(t *testing.T) {
 	u.logf("connected to %s", "127.0.0.1:2181")
 	u.finish(&lockexec.TerminatedError{Reason: lockexec.ErrLockLost, Exit: &lockexec.ExitError{Code: 143, Signal: syscall.SIGTERM}}, 76, "zklock run --help")
 	u.finish(&runner.ConflictError{Err: &recipe.BusyError{Path: "/locks/a"}, Code: 75}, 75, "zklock run --help")
+	newer := int64(42)
+	u.finish(&runner.ConflictError{Err: &recipe.SupersededError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042",
+		By: recipe.Superseder{Host: "ci-2", PID: 991, Node: "_c_e5-lock-0000000043", Key: &newer}}, Code: 75}, 75, "zklock run --help")
+	deployed := owner.Owner{Zklock: "1.2.3", Host: "ci-1", PID: 4210, User: "deploy", Cmd: []string{"./deploy.sh"}, OrderKey: &newer}
+	u.finish(&runner.ConflictError{Err: &runner.OutdatedError{Path: "/locks/a", Key: 41,
+		Last: success.Record{Path: "/locks/a", At: time.Date(2026, 11, 21, 3, 0, 4, 0, time.UTC), NodeData: owner.Decode(deployed.Encode())}}, Code: 75}, 75, "zklock run --help")
 	u.finish(nil, 0, "zklock run --help")
 
 	got := tsRe.ReplaceAllString(stderr.String(), `"ts":"TS"`)

@@ -84,7 +84,8 @@ type Spec struct {
 	// Path, when set, is Argv[0] already resolved by Resolve; Supervise then
 	// executes it without looking again.
 	Path string
-	// Env is the child's full environment; nil means os.Environ().
+	// Env is the child's full environment; nil means os.Environ(). A
+	// name given twice gets its last value, as with os/exec.
 	Env []string
 	// Stdin is passed straight through, so the child sees the terminal
 	// itself and no goroutine copies data; nil means os.Stdin. When it is

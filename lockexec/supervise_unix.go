@@ -60,6 +60,7 @@ func Supervise(ctx context.Context, s Spec) error {
 	if env == nil {
 		env = os.Environ()
 	}
+	env = childEnviron(env)
 	tty := probeTerminal(stdin)
 	sys := &syscall.SysProcAttr{Setpgid: true}
 	if tty.jobControl() && tty.foreground() == tty.pgrp {

@@ -159,14 +159,21 @@ func TestOncePerWindowExpires(t *testing.T) {
 	conn := rawZK(t)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
-	const window = 1500 * time.Millisecond
+	// The window must outlast a run or two, or every run after the first
+	// comes too late to be skipped: a loaded machine stretches a run, and
+	// the window stretches with it.
+	began := time.Now()
+	if r := runWithin(t, 20*time.Second, zklock(t, "tryrun", "--path", path+"-timing", "--", "true")); r.code != 0 {
+		t.Fatalf("a timing run: exit %d; stderr: %s", r.code, r.stderr)
+	}
+	window := max(1500*time.Millisecond, 4*time.Since(began)).Round(100 * time.Millisecond)
 	args := []string{"tryrun", "--once-per", window.String(), "--path", path, "--", "sh", "-c", `echo x >> "$1"`, "sh", runs}
 	if r := runWithin(t, 20*time.Second, zklock(t, args...)); r.code != 0 {
 		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
 	}
 	first := recordAt(t, conn, path)
 	skipped := 0
-	zktest.Eventually(t, 20*time.Second, "the window to expire and the job to run again", func() bool {
+	zktest.Eventually(t, 20*time.Second+2*window, "the window to expire and the job to run again", func() bool {
 		r := runWithin(t, 20*time.Second, zklock(t, args...))
 		if r.code == 75 {
 			skipped++

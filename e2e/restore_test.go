@@ -120,9 +120,20 @@ func TestWipedServer(t *testing.T) {
 	}
 	defer c.Stop()
 	s := c.Server(0)
+	// The holder must still be trying to resume when the wiped server is
+	// back, or it gives up for lack of contact first and the refusal is
+	// never tested: a restart is timed once, and the timeout follows.
+	stopped := time.Now()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sessionTimeout := outlasting(time.Since(stopped), 10*time.Second)
 	// A command that ignores SIGTERM: the loss is certain, and any grace
 	// would let it run on beside the tryrun.
-	p := loneHolder(t, c.ConnectString(), 10*time.Second, "trap '' TERM\n"+treeScript)
+	p := loneHolder(t, c.ConnectString(), sessionTimeout, "trap '' TERM\n"+treeScript)
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}

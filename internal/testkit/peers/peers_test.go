@@ -76,12 +76,17 @@ func startStepped(t *testing.T, runner string, o Options) *stepped {
 	s.cmd = runnerCmd(t, runner, o.Args("sh", "-c", stepScript)...)
 	s.cmd.Env = append(os.Environ(), "D="+s.dir)
 	s.cmd.Stderr = &s.stderr
+	// A group of its own, so that the end of the test kills the command
+	// the runner started too: the step script waits for a file for ever,
+	// and with the stderr pipe open Wait would wait with it.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.WaitDelay = 5 * time.Second
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { s.done <- s.cmd.Wait() }()
 	t.Cleanup(func() {
-		s.cmd.Process.Kill()
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.done
 		s.done <- nil
 	})
@@ -112,7 +117,7 @@ func (s *stepped) exit(t *testing.T) int {
 	case err := <-s.done:
 		s.done <- err
 		return zktest.ExitCodeT(t, err)
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatalf("runner still running; stderr: %s", s.stderr.String())
 		return -1
 	}
@@ -325,7 +330,9 @@ func TestSignal(t *testing.T) {
 		t.Run(runner, func(t *testing.T) {
 			t.Parallel()
 			conn := zktest.DialT(t, server(t).Addrs())
-			o := Options{Servers: server(t).ConnectString(), Path: testPath(t), SessionTimeout: 20 * time.Second}
+			// 40s: half of it is room for a JVM to stop on a loaded
+			// machine, and a node left to expire stays for all of it.
+			o := Options{Servers: server(t).ConnectString(), Path: testPath(t), SessionTimeout: 40 * time.Second}
 			holder := startStepped(t, runner, o)
 			holder.waitIn(t, 1, 20*time.Second)
 			waiter := startStepped(t, runner, o)
@@ -345,7 +352,7 @@ func TestSignal(t *testing.T) {
 				if code := s.exit(t); code != 128+int(syscall.SIGTERM) {
 					t.Errorf("%s: exit %d after SIGTERM, want 143; stderr: %s", name, code, s.stderr.String())
 				}
-				// Half the 20s session timeout: a runner that left its
+				// Half the session timeout: a runner that left its
 				// node to expire would miss it, a JVM or Python slow to
 				// stop on a loaded machine does not.
 				if d := time.Since(start); d > o.SessionTimeout/2 {

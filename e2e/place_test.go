@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,22 +15,7 @@ import (
 const gatedScript = `touch "$D/$1.started"; while [ ! -e "$D/$1" ]; do sleep 0.01; done`
 
 // syncBuffer is a stderr that a test may read while the process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = zktest.SyncBuffer
 
 // startGated starts zklock with args, running gatedScript inside the
 // overlap detector of dir, and returns it with its stderr.

@@ -66,7 +66,7 @@ while [ ! -e "$D/out-$n" ]; do sleep 0.01; done`
 type stepped struct {
 	dir    string
 	cmd    *exec.Cmd
-	stderr bytes.Buffer
+	stderr zktest.SyncBuffer
 	done   chan error
 }
 
@@ -214,7 +214,7 @@ func TestNodeLayout(t *testing.T) {
 			if code := s.exit(t); code != 0 {
 				t.Fatalf("exit %d; stderr: %s", code, s.stderr.String())
 			}
-			if s.stderr.Len() != 0 {
+			if s.stderr.String() != "" {
 				t.Errorf("the runner wrote to stderr: %s", s.stderr.String())
 			}
 		})

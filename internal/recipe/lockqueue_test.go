@@ -318,14 +318,23 @@ func TestEphemeralParent(t *testing.T) {
 	base := testPath(t)
 	conn := raw(t)
 	parent := base[:strings.LastIndexByte(base, '/')]
-	for _, p := range []string{"/t", parent} {
-		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	eph := parent + "/eph"
+	// The parents may be empty containers that other tests made: the
+	// server can reap one between its check and the create below it,
+	// which is then made again.
+	for attempt := 0; ; attempt++ {
+		for _, p := range []string{"/t", parent} {
+			if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				t.Fatal(err)
+			}
+		}
+		_, err := conn.Create(eph, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, zk.ErrNoNode) || attempt == 20 {
 			t.Fatal(err)
 		}
-	}
-	eph := parent + "/eph"
-	if _, err := conn.Create(eph, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
 	}
 	for _, p := range []string{eph, eph + "/sub/lock"} {
 		_, err := Acquire(ctxT(t, 10*time.Second), client(t), p, Request{})

@@ -107,6 +107,12 @@ func readWrite(t *testing.T, runner string, flavor []string) {
 	})
 }
 
+// semaphoreHold is how long each holder of TestSemaphoreWithCurator stays
+// inside, in seconds: the three let in at once by the gate must all be
+// inside together, and on a loaded machine waking the third took longer
+// than 0.1s.
+const semaphoreHold = "0.5"
+
 // TestSemaphoreWithCurator: zklock --limit 3 and Curator's
 // InterProcessSemaphoreV2 with 3 leases share the leases: never more than 3
 // holders, and 3 are seen at once.
@@ -116,11 +122,11 @@ func TestSemaphoreWithCurator(t *testing.T) {
 	// The Curator clients take two leases first and wait at the gate, so
 	// the first zklock takes the third one beside them.
 	for i := 1; i <= 2; i++ {
-		a.peer(fmt.Sprintf("curator-%d", i), "curator", peers.Options{Kind: peers.Semaphore, Limit: 3, Repeat: 4}, "shared", "0.1")
+		a.peer(fmt.Sprintf("curator-%d", i), "curator", peers.Options{Kind: peers.Semaphore, Limit: 3, Repeat: 4}, "shared", semaphoreHold)
 	}
 	zktest.Eventually(t, 30*time.Second, "the Curator clients to hold two leases", func() bool { return leases() == 2 })
 	for i := 1; i <= 3; i++ {
-		a.zklock(fmt.Sprintf("zklock-%d", i), 3, []string{"--limit", "3"}, "shared", "0.1")
+		a.zklock(fmt.Sprintf("zklock-%d", i), 3, []string{"--limit", "3"}, "shared", semaphoreHold)
 	}
 	// Three hold leases (waiting at the gate), a fourth holds the mutex
 	// <path>/locks with its lease queued, the rest queue for the mutex.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -77,14 +78,7 @@ func TestStarvedHolderOverlaps(t *testing.T) {
 	c := zklock(t, append([]string{"run", "--session-timeout", "2s", "--path", path, "--"},
 		guarded(dir, `echo $$ > "$D/pid"; touch "$D/started"; while :; do sleep 0.05; done`)...)...)
 	c.Env = append(c.Env, "D="+dir)
-	stderr := &syncBuffer{}
-	c.Stderr = stderr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Process.Kill() })
-	zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
-	command := readPid(t, filepath.Join(dir, "pid"))
+	stderr, command := startToStarve(t, c, dir)
 	starve(t, c.Process.Pid)
 	zktest.Eventually(t, 30*time.Second, "the session to expire", func() bool { return queueLen(conn, path) == 0 })
 	expired := time.Now()
@@ -128,14 +122,7 @@ func TestLateKillReported(t *testing.T) {
 			conn := rawZK(t)
 			c := zklock(t, "run", "--log-format", format, "--session-timeout", "2s", "--path", path,
 				"--", "sh", "-c", `echo $$ > "$1/pid"; touch "$1/started"; while :; do sleep 0.05; done`, "sh", dir)
-			stderr := &syncBuffer{}
-			c.Stderr = stderr
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Process.Kill() })
-			zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
-			command := readPid(t, filepath.Join(dir, "pid"))
+			stderr, command := startToStarve(t, c, dir)
 			starve(t, c.Process.Pid)
 			zktest.Eventually(t, 30*time.Second, "the session to expire", func() bool { return queueLen(conn, path) == 0 })
 			expired := time.Now()
@@ -176,4 +163,19 @@ func TestLateKillReported(t *testing.T) {
 			t.Logf("late by %s (at least %s seen by the test)", late, floor.Round(time.Millisecond))
 		})
 	}
+}
+
+// startToStarve starts c, a holder whose command writes its pid to dir/pid
+// and then touches dir/started, and returns its stderr and the command's
+// pid once the command runs; the holder is killed when the test ends.
+func startToStarve(t *testing.T, c *exec.Cmd, dir string) (*syncBuffer, int) {
+	t.Helper()
+	stderr := &syncBuffer{}
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill() })
+	zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	return stderr, readPid(t, filepath.Join(dir, "pid"))
 }

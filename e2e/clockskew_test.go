@@ -204,7 +204,7 @@ func pastWindow(at time.Time, window time.Duration) { time.Sleep(time.Until(at.A
 func TestOncePerLeaderAhead(t *testing.T) {
 	c := clockEnsemble(t, faketime(t, 10*time.Second), "a clock 10s ahead")
 	const window = 5 * time.Second
-	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
+	path, runs := zktest.TestPath(t, cliRoot), filepath.Join(t.TempDir(), "runs")
 	lead(t, c, c.Server(1))
 	if r := onceJob(t, c, path, window.String(), runs); r.code != 0 {
 		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
@@ -229,7 +229,7 @@ func TestOncePerStandaloneClockForward(t *testing.T) {
 	env := faketime(t, 2*time.Hour)
 	c := clockStandalone(t, nil)
 	const window = 5 * time.Second
-	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
+	path, runs := zktest.TestPath(t, cliRoot), filepath.Join(t.TempDir(), "runs")
 	if r := onceJob(t, c, path, window.String(), runs); r.code != 0 {
 		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
 	}
@@ -259,7 +259,7 @@ func TestOncePerLeaderStep(t *testing.T) {
 	}
 	c := clockEnsemble(t, env, "a clock file")
 	lead(t, c, c.Server(2))
-	path, runs := zktest.TestPath(t, "/cli"), filepath.Join(t.TempDir(), "runs")
+	path, runs := zktest.TestPath(t, cliRoot), filepath.Join(t.TempDir(), "runs")
 	if r := onceJob(t, c, path, "1h", runs); r.code != 0 {
 		t.Fatalf("first run: exit %d; stderr: %s", r.code, r.stderr)
 	}

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
-	"path"
 	"regexp"
 	"strings"
 	"syscall"
@@ -143,20 +141,8 @@ func TestDoctorPermission(t *testing.T) {
 		t.Fatal(err)
 	}
 	acl := append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.WorldACL(zk.PermRead)...)
-	// The parent's parent may be an empty container that other tests
-	// made: the server can reap it between its check and the create
-	// below it, which is then made again.
-	for attempt := 0; ; attempt++ {
-		if _, err := conn.Create(path.Dir(parent), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			t.Fatal(err)
-		}
-		_, err := conn.Create(parent, nil, 0, acl)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, zk.ErrNoNode) || attempt == 20 {
-			t.Fatal(err)
-		}
+	if _, err := conn.Create(parent, nil, 0, acl); err != nil {
+		t.Fatal(err)
 	}
 	defer conn.Delete(parent, -1)
 	job := parent + "/job"

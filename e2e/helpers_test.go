@@ -26,7 +26,7 @@ import (
 func lockPath(t testing.TB) string {
 	t.Helper()
 	server(t)
-	return zktest.TestPath(t, "/cli")
+	return zktest.TestPath(t, cliRoot)
 }
 
 // zklock returns a command running the zklock under test against the

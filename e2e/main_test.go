@@ -21,7 +21,11 @@ import (
 
 // lazy is the real ZooKeeper every test in this package shares, started
 // by the first test that needs it.
-var lazy zktest.Lazy
+// cliRoot is the parent of the tests' lock paths, a plain node (see
+// zktest.Lazy.Roots).
+const cliRoot = "/cli"
+
+var lazy = zktest.Lazy{Roots: []string{cliRoot}}
 
 // server is the shared server; under -short the test is skipped.
 func server(t testing.TB) *zktest.Cluster {

@@ -17,13 +17,12 @@ import (
 	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
-// lockPath gives each test its own lock path.
 // lockPath gives the test a lock path of its own on the shared server,
 // which it starts if need be (and under -short, skips the test).
 func lockPath(t *testing.T) string {
 	t.Helper()
 	server(t)
-	return zktest.TestPath(t, "/interop")
+	return zktest.TestPath(t, root)
 }
 
 // runnerArgv is the command line of a peer runner ("curator" or "kazoo").

@@ -10,7 +10,11 @@ import (
 
 // lazy is the real ZooKeeper that every test in this package shares,
 // started by the first test that needs it.
-var lazy zktest.Lazy
+var lazy = zktest.Lazy{Roots: []string{root}}
+
+// root is the parent of the tests' lock paths, a plain node (see
+// zktest.Lazy.Roots).
+const root = "/interop"
 
 // server is the shared server; under -short the test is skipped.
 func server(t testing.TB) *zktest.Cluster {

@@ -319,20 +319,14 @@ func TestEphemeralParent(t *testing.T) {
 	conn := raw(t)
 	parent := base[:strings.LastIndexByte(base, '/')]
 	eph := parent + "/eph"
-	// The parents may be empty containers that other tests made: the
-	// server can reap one between its check and the create below it,
-	// which is then made again.
-	for attempt := 0; ; attempt++ {
-		for _, p := range []string{"/t", parent} {
-			if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				t.Fatal(err)
-			}
+	// The test's parent is made a plain node (the shared root is one
+	// already), so that no reaper takes it from under the ephemeral node.
+	for _, p := range []string{parent, eph} {
+		flags := int32(0)
+		if p == eph {
+			flags = zk.FlagEphemeral
 		}
-		_, err := conn.Create(eph, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, zk.ErrNoNode) || attempt == 20 {
+		if _, err := conn.Create(p, nil, flags, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 	}

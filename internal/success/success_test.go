@@ -93,20 +93,12 @@ func TestForgetRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	acl := append(zk.DigestACL(zk.PermAll, "owner", "pw"), zk.WorldACL(zk.PermRead)...)
-	// The parent is a container, which the server reaps once another
-	// test's last child under it is gone: make it again and retry.
-	for attempt := 1; ; attempt++ {
-		var made []string
-		if err := shared.Client(t).EnsurePath(ctx, path[:strings.LastIndexByte(path, '/')], &made); err != nil {
-			t.Fatal(err)
-		}
-		_, err := conn.Create(path, nil, 0, acl)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, zk.ErrNoNode) || attempt == 5 {
-			t.Fatal(err)
-		}
+	var made []string
+	if err := shared.Client(t).EnsurePath(ctx, path[:strings.LastIndexByte(path, '/')], &made); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Create(path, nil, 0, acl); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := conn.Create(path+"/"+NodeName, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,11 @@ import (
 
 // lazy is the real ZooKeeper the package's tests share, started by the
 // first test that needs it.
-var lazy zktest.Lazy
+var lazy = zktest.Lazy{Roots: []string{root}}
+
+// root is the parent of the tests' paths, a plain node (see
+// zktest.Lazy.Roots).
+const root = "/peers"
 
 // server is the shared server; under -short the test is skipped.
 func server(t *testing.T) *zktest.Cluster {
@@ -36,7 +40,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func testPath(t *testing.T) string { return zktest.TestPath(t, "/peers") }
+func testPath(t *testing.T) string { return zktest.TestPath(t, root) }
 
 // runnerArgv returns the argv of the named runner; a missing prerequisite
 // fails the test.

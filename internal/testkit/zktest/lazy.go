@@ -2,8 +2,12 @@ package zktest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // lazyStartTimeout bounds starting a Lazy server: a JVM on a loaded
@@ -20,6 +24,12 @@ type Lazy struct {
 	// Members is the number of servers: 0 or 1 for a standalone server,
 	// more for an ensemble.
 	Members int
+	// Roots are plain persistent nodes made as soon as the server is up,
+	// for the tests' paths to go under. Were a root a container, as zklock
+	// makes the parents it needs, the server would reap it whenever one
+	// test's last node under it went, and a test that had just seen it
+	// would fail to create its own path below it ("node does not exist").
+	Roots []string
 
 	once sync.Once
 	mu   sync.Mutex
@@ -41,6 +51,9 @@ func (l *Lazy) Get() (*Cluster, error) {
 			c, err = StartEnsemble(ctx, l.Members, l.Options)
 		} else {
 			c, err = StartStandalone(ctx, l.Options)
+		}
+		if err == nil {
+			err = makeRoots(ctx, c, l.Roots)
 		}
 		l.mu.Lock()
 		l.c, l.err, l.took = c, err, time.Since(start)
@@ -77,4 +90,22 @@ func (l *Lazy) Stop() {
 	if c, _ := l.Started(); c != nil {
 		_ = c.Stop()
 	}
+}
+
+// makeRoots creates each of roots on c as a plain persistent node.
+func makeRoots(ctx context.Context, c *Cluster, roots []string) error {
+	if len(roots) == 0 {
+		return nil
+	}
+	conn, err := Dial(ctx, c.Addrs())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, r := range roots {
+		if _, err := conn.Create(r, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("zktest: making %s: %w", r, err)
+		}
+	}
+	return nil
 }

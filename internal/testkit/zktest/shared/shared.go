@@ -24,8 +24,11 @@ import (
 	"github.com/zklock/zklock/zkconn"
 )
 
+// root is the parent of every test's path, a plain node (see Lazy.Roots).
+const root = "/t"
+
 // server is this test binary's shared server.
-var server zktest.Lazy
+var server = zktest.Lazy{Roots: []string{root}}
 
 // ConnectString is the shared server's connect string, starting it on
 // first use: for a runnable Example, which has no testing.T. A package
@@ -114,7 +117,7 @@ func Ctx(t testing.TB, d time.Duration) context.Context {
 }
 
 // Path gives a test a lock path of its own on the shared server.
-func Path(t testing.TB) string { return zktest.TestPath(t, "/t") + "/lock" }
+func Path(t testing.TB) string { return zktest.TestPath(t, root) + "/lock" }
 
 // AssertGone proves nothing is left at path: the lock path and its parent
 // containers are reaped by the server once empty.

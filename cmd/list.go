@@ -77,7 +77,8 @@ func newCmdHolders(g *globalOptions, u *ui, runF func(context.Context, *inspectO
 		Long: `Show who holds the lock at --path now, in list's columns but PATH
 (waiters are left out), and the last success that --once-per recorded there.
 A lock that nobody holds is reported free, with exit status 0. --json prints
-an array of list's entries.
+an array of list's entries, so that scripts read holders as a list; the last
+success, with its order key, is list --json --path PATH's last_success.
 
 ` + watchHelp,
 		Example: `  zklock holders --path /locks/backup

@@ -89,37 +89,51 @@ func (q *stderrQueue) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// run writes the queue out until close.
+// run writes the queue out until flush stops it, and then writes what is
+// left before it ends. A select with the stop and a wake-up both ready
+// picks either at random: ending at once on the stop lost the lines
+// queued just before it, zklock's last words (the error that says why it
+// exits) among them, whenever the writer had not run within a write's
+// patience.
 func (q *stderrQueue) run() {
 	defer close(q.done)
 	for {
+		stopping := false
 		select {
 		case <-q.stop:
-			return
+			stopping = true
 		case <-q.wake:
 		}
-		for {
-			q.mu.Lock()
-			if len(q.pending) == 0 {
-				q.congested = false
-				say := q.dropped > 0 && !q.told
-				q.told = q.told || say
-				n := q.dropped
-				q.mu.Unlock()
-				if say {
-					q.w.Write(q.notice(n))
-				}
-				break
-			}
-			item := q.pending[0]
-			q.pending = q.pending[1:]
-			q.mu.Unlock()
-			q.w.Write(item.b) // an error is a line lost: there is no one else to tell
-			q.mu.Lock()
-			q.size -= len(item.b)
-			q.mu.Unlock()
-			close(item.written)
+		q.drain()
+		if stopping {
+			return
 		}
+	}
+}
+
+// drain writes out every line pending, then says the drop, if any.
+func (q *stderrQueue) drain() {
+	for {
+		q.mu.Lock()
+		if len(q.pending) == 0 {
+			q.congested = false
+			say := q.dropped > 0 && !q.told
+			q.told = q.told || say
+			n := q.dropped
+			q.mu.Unlock()
+			if say {
+				q.w.Write(q.notice(n))
+			}
+			return
+		}
+		item := q.pending[0]
+		q.pending = q.pending[1:]
+		q.mu.Unlock()
+		q.w.Write(item.b) // an error is a line lost: there is no one else to tell
+		q.mu.Lock()
+		q.size -= len(item.b)
+		q.mu.Unlock()
+		close(item.written)
 	}
 }
 

@@ -49,6 +49,14 @@ var ErrBadPool = errors.New("bad pool")
 // Validate checks that every member is a node name that can stand under
 // the pool's path, that none is listed twice, and that Take is between 1
 // and the number of members.
+//
+// A member's node is a child of the pool path, beside the nodes of any
+// lock taken on the pool path itself, so a name that readers of that path
+// would misread is refused: one ending in a sequence number, which every
+// client (zklock's own acquire loop, Curator, Kazoo) counts as a
+// contender, so a plain lock on the pool path would wait behind a member
+// and list would show the member as its holder; and a semaphore's
+// "leases" or "locks", which make the pool path look like a semaphore.
 func (p Pool) Validate() error {
 	if len(p.Members) == 0 {
 		return fmt.Errorf("%w: no members", ErrBadPool)
@@ -66,6 +74,11 @@ func (p Pool) Validate() error {
 			return fmt.Errorf("%w: member %q is the name of the pool's queue", ErrBadPool, m)
 		case seen[m]:
 			return fmt.Errorf("%w: member %q is listed twice", ErrBadPool, m)
+		case m == semLeases || m == semLocks:
+			return fmt.Errorf("%w: member %q is the name of a semaphore's child: the pool path would look like a semaphore", ErrBadPool, m)
+		}
+		if _, ok := ParseContender(m); ok {
+			return fmt.Errorf("%w: member %q ends in a sequence number, as a lock node does: a lock on the pool path would take it for a contender", ErrBadPool, m)
 		}
 		if err := zkconn.ValidatePath("/" + m); err != nil {
 			return fmt.Errorf("%w: member %q: %v", ErrBadPool, m, err)

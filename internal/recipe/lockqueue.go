@@ -79,7 +79,15 @@ func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, d
 		case err == nil:
 			return node, nil
 		case errors.Is(err, zk.ErrNoNode) && attempt < zkconn.MaxCreateAttempts:
-			if err := c.EnsurePath(ctx, path, &made); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			err := c.EnsurePath(ctx, path, &made)
+			if err != nil && zkconn.IsConnectionLoss(err) {
+				// A parent's create may have been applied or not; the
+				// next walk finds out (NodeExists). The session decides
+				// whether there is a next walk: an expired one is the
+				// caller's to replace, not an unreachable ensemble.
+				err = c.WaitSession(ctx)
+			}
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return "", err
 			}
 		case errors.Is(err, zk.ErrNoChildrenForEphemerals):

@@ -314,6 +314,36 @@ func TestProtectedCreate(t *testing.T) {
 	assertGone(t, path)
 }
 
+// TestParentCreateConnectionLoss drops the connection after the server
+// made a parent container of a lock path that did not exist yet, before
+// its reply arrived: a blip that says nothing of the session. Acquire
+// waits for the session and goes on, as it does for a lost reply to the
+// contender's own create, rather than failing with a connection error
+// that the caller cannot tell from an unreachable ensemble. (A pool's
+// member path is often made afresh this way: its container is reaped
+// whenever the member is free.)
+func TestParentCreateConnectionLoss(t *testing.T) {
+	path := testPath(t)
+	proxy := zktest.NewProxyT(t, shared.Server(t).Addrs()[0])
+	c := dial(t, proxy.Addr(), nil)
+	proxy.DropReplyAfter(zktest.OpCreateContainer)
+	l, err := Acquire(ctxT(t, 30*time.Second), c, path, Request{})
+	select {
+	case <-proxy.Fired():
+	default:
+		t.Fatal("the proxy never dropped the reply to a parent's create")
+	}
+	if err != nil {
+		t.Fatalf("acquire after a lost reply to a parent's create: %v", err)
+	}
+	children, _, _ := raw(t).Children(path)
+	if len(children) != 1 || path+"/"+children[0] != l.Node {
+		t.Fatalf("queue %v, want only our node %s", children, l.Node)
+	}
+	l.Release(ctxT(t, 5*time.Second))
+	assertGone(t, path)
+}
+
 func TestEphemeralParent(t *testing.T) {
 	base := testPath(t)
 	conn := raw(t)

@@ -44,7 +44,7 @@ var eventDocs = []eventDoc{
 		keys([]string{"position", "node"}, prefixed("holder", holderKeys))},
 	{"acquired", "a lock is held: taken, or re-entered (`reentered`: an ancestor zklock's node, session and token); one per member for a pool (`resource`: the member, only with --resources)",
 		[]string{"node", "session", "fencing_token", "wait_ms", "reentered", "resource"}},
-	{"busy", "`tryrun` (or `--timeout 0`) found the lock taken", keys(prefixed("holder", holderKeys), []string{"limit"})},
+	{"busy", "`tryrun` (or `--timeout 0`) found the lock taken; for a pool, `path` is the pool's and `resource` the busy member whose holder is named (none when another job was ahead in the pool's queue)", keys(prefixed("holder", holderKeys), []string{"limit", "resource"})},
 	{"skipped", "`--once-per` did not run the command", keys(prefixed("last_success", []string{"at", "user", "host", "pid", "cmd", "client"}), []string{"age_ms", "window_ms"})},
 	{"superseded", "`--supersede`: a run that takes precedence joined, and this waiter left the queue without running", keys([]string{"node"}, prefixed("by", []string{"node", "host", "pid", "order_key"}))},
 	{"outdated", "`--order-key`: a run with a higher key already succeeded, so the command did not run", keys([]string{"order_key"}, prefixed("last_success", []string{"at", "user", "host", "pid", "cmd", "order_key"}))},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"slices"
 	"sync"
 	"time"
@@ -160,7 +161,14 @@ func (u *ui) jsonEvent(e runner.Event) {
 		if e.Limit > 0 {
 			attrs = append(attrs, slog.Int("limit", e.Limit))
 		}
-		j.line(slog.LevelInfo, "busy", oneLine(view.Busy(e.BusyError)), e.Path, attrs...)
+		at := e.Path
+		if p := e.Pool; p != nil {
+			at = p.Path
+			if !p.Queued {
+				attrs = append(attrs, slog.String("resource", path.Base(e.Path)))
+			}
+		}
+		j.line(slog.LevelInfo, "busy", oneLine(view.Busy(e.BusyError)), at, attrs...)
 	case runner.Skipped:
 		level, msg := slog.LevelInfo, e.Error()
 		if e.Doubt != nil {

@@ -60,6 +60,8 @@ func sampleEvents() []runner.Event {
 		runner.Acquired{Path: "/pools/staging/env-b", Node: "/pools/staging/env-b/_c_d4-lock-0000000003", Session: 0x100002e5a820001, FencingToken: 4712, Wait: 2 * time.Second, Resource: "env-b"},
 		runner.Busy{BusyError: &recipe.BusyError{Path: "/locks/a", Holder: holder, Data: acquired.Encode(), Limit: 3}},
 		runner.Busy{BusyError: &recipe.BusyError{Path: "/locks/a", Holder: foreign, Data: []byte("10.0.0.7")}},
+		runner.Busy{BusyError: &recipe.BusyError{Path: "/pools/staging/env-a", Holder: holder, Data: acquired.Encode(),
+			Pool: &recipe.PoolShortage{Path: "/pools/staging", Take: 1, Size: 2}}},
 		runner.Skipped{RecentSuccessError: &runner.RecentSuccessError{
 			Last: success.Record{Path: "/locks/a", At: at, NodeData: owner.Decode(zk.Encode())}, Age: 9 * time.Hour, Window: 20 * time.Hour}},
 		runner.Skipped{RecentSuccessError: &runner.RecentSuccessError{

@@ -138,7 +138,7 @@ func nodes(t *testing.T, conn *zk.Conn, p string) []string {
 // contender, and creates no node.
 func TestServesTree(t *testing.T) {
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/x")
+	root := shared.Dir(t)
 	a, b := root+"/jobs/a", root+"/b"
 	mkdirs(t, conn, a)
 	mkdirs(t, conn, b)

@@ -15,7 +15,7 @@ import (
 // HTTP API.
 func TestPrometheusScrapes(t *testing.T) {
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/p")
+	root := shared.Dir(t)
 	lockPath := root + "/deploy"
 	mkdirs(t, conn, lockPath)
 	// The holder is a node as a zklock holding the lock writes it; the

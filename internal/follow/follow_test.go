@@ -147,7 +147,7 @@ func mkdirs(t *testing.T, conn *zk.Conn, p string) {
 // goes on: the path's creation is seen too.
 func TestEachChangeShown(t *testing.T) {
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/w")
+	root := shared.Dir(t)
 	lockPath := root + "/job"
 	servers := shared.Server(t).ConnectString()
 	list := start(t, servers, 4*time.Second, Options{Path: root})
@@ -278,7 +278,7 @@ func watchCounts(t *testing.T, addr string) (all, data int) {
 // after a change has made them read again.
 func TestWatchesBounded(t *testing.T) {
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/w")
+	root := shared.Dir(t)
 	lockPath := root + "/big"
 	mkdirs(t, conn, lockPath)
 	const waiters = 1000
@@ -344,7 +344,7 @@ func TestWatchesBounded(t *testing.T) {
 // its existence: a data watch, which wchp names with its path.
 func TestPathGoneWatched(t *testing.T) {
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/w")
+	root := shared.Dir(t)
 	lockPath := root + "/job"
 	srv := shared.Server(t)
 	addr := srv.Server(0).Addr()
@@ -410,7 +410,7 @@ const lease = "_c_11111111-2222-4333-8444-555555555555-lease-"
 // (for holders, its leases are its holders).
 func TestSubtreesReadAgain(t *testing.T) {
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/w")
+	root := shared.Dir(t)
 	a, b, sem := root+"/a", root+"/g/b", root+"/g/sem"
 	for _, p := range []string{a, b, sem + "/leases", sem + "/locks"} {
 		mkdirs(t, conn, p)

@@ -25,7 +25,7 @@ import (
 func TestWideTreeReadOnce(t *testing.T) {
 	const locks = 2000
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/wide")
+	root := shared.Dir(t)
 	wideTree(t, conn, root, locks)
 	srv := shared.Server(t)
 	w := start(t, srv.ConnectString(), 4*time.Second, Options{Path: root})
@@ -74,7 +74,7 @@ func sessionIDs(cons string) []int64 {
 func TestWideTreeOverSlowLink(t *testing.T) {
 	const locks = 1000
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/wideslow")
+	root := shared.Dir(t)
 	wideTree(t, conn, root, locks)
 	p := zktest.NewProxyT(t, shared.Server(t).Addrs()[0])
 	p.SetDelay(10 * time.Millisecond)
@@ -103,7 +103,7 @@ func TestWideTreeOverSlowLink(t *testing.T) {
 func TestShownUnderChurn(t *testing.T) {
 	const locks = 500
 	conn := shared.Raw(t)
-	root := zktest.TestPath(t, "/churn")
+	root := shared.Dir(t)
 	wideTree(t, conn, root, locks)
 	w := start(t, shared.Server(t).ConnectString(), 4*time.Second, Options{Path: root})
 	w.next("every lock", 20*time.Second, queue(locks, locks))

@@ -62,9 +62,30 @@ type BusyError struct {
 	// Data then says nothing of who the holder was.
 	Unread error
 	Limit  int // for a semaphore: how many leases there are, all taken
+	// Pool, for a member of a pool, says how the pool fell short; Path and
+	// Holder are then the first busy member's. Nil for a lock of its own.
+	Pool *PoolShortage
+}
+
+// PoolShortage is why a pool could not be taken without waiting.
+type PoolShortage struct {
+	Path string // the pool's
+	Take int    // members asked for
+	Free int    // members that were free
+	Size int    // members in the pool
+	// Queued is true when the contender ahead was another in the pool's
+	// queue, not the holder of a member: Path and Holder are then the
+	// queue's.
+	Queued bool
 }
 
 func (e *BusyError) Error() string {
+	switch p := e.Pool; {
+	case p != nil && p.Queued:
+		return fmt.Sprintf("pool %s is busy: node %s is ahead in its queue", p.Path, e.Holder.Name)
+	case p != nil:
+		return fmt.Sprintf("pool %s is busy: %d of its %d members free, %d needed; %s is held by node %s", p.Path, p.Free, p.Size, p.Take, e.Path, e.Holder.Name)
+	}
 	if e.Limit > 0 {
 		return fmt.Sprintf("%s is busy: all %d leases are taken, the first by node %s", e.Path, e.Limit, e.Holder.Name)
 	}

@@ -110,6 +110,11 @@ func AcquirePool(ctx context.Context, c *zkconn.Client, path string, p Pool, r R
 	r.nextOnce()
 	qr := Request{Flavor: r.Flavor, Wait: r.Wait, Data: r.Data, OnQueued: r.OnQueued, OnWait: r.OnWait}
 	head, err := acquireMutex(ctx, c, zkconn.Join(path, PoolQueueName), qr)
+	if be := (*BusyError)(nil); errors.As(err, &be) {
+		short := *be
+		short.Pool = &PoolShortage{Path: path, Take: p.Take, Size: len(p.Members), Queued: true}
+		return nil, &short
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +148,9 @@ func AcquirePool(ctx context.Context, c *zkconn.Client, path string, p Pool, r R
 		}
 		if r.Wait.try {
 			giveBack()
-			return nil, busy[0].err
+			short := *busy[0].err
+			short.Pool = &PoolShortage{Path: path, Take: p.Take, Free: len(held), Size: len(members)}
+			return nil, &short
 		}
 		head.waited = true
 		if r.OnWait != nil {

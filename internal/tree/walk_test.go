@@ -21,11 +21,11 @@ import (
 // by one. The tree has locks at two depths, plain nodes without locks, and
 // queues of several contenders, so that listings and reads overlap.
 func TestReadWide(t *testing.T) {
-	root := zktest.TestPath(t, "/t")
+	root := shared.Dir(t)
 	conn := shared.Raw(t)
 	const locks, perLock = 400, 4
 	acl := zk.WorldACL(zk.PermAll)
-	for _, p := range []string{"/t", root} {
+	for _, p := range []string{root} {
 		if _, err := conn.CreateContainer(p, nil, zk.FlagContainer, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestReadPersistentContender(t *testing.T) {
 	conn := shared.Raw(t)
 	acl := zk.WorldACL(zk.PermAll)
 	dir := path[:len(path)-len("/lock")]
-	for _, p := range []string{"/t", dir, path} {
+	for _, p := range []string{dir, path} {
 		if _, err := conn.CreateContainer(p, nil, zk.FlagContainer, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}

@@ -58,7 +58,12 @@ func Busy(e *recipe.BusyError) string {
 	case e.Unread != nil:
 		who = fmt.Sprintf("node %s (its data could not be read: %v)", CutLong(e.Holder.Name), e.Unread)
 	}
-	if e.Limit > 0 {
+	switch p := e.Pool; {
+	case p != nil && p.Queued:
+		return fmt.Sprintf("pool %s is busy: %s is ahead in its queue", p.Path, who)
+	case p != nil:
+		return fmt.Sprintf("pool %s is busy: %d of its %d members free, %d needed; %s is held by %s", p.Path, p.Free, p.Size, p.Take, e.Path, who)
+	case e.Limit > 0:
 		return fmt.Sprintf("%s is busy: all %d leases are taken, the first by %s", e.Path, e.Limit, who)
 	}
 	return fmt.Sprintf("%s is busy: held by %s", e.Path, who)

@@ -38,6 +38,15 @@ func TestDescribe(t *testing.T) {
 	if got, want := Busy(busy), `/locks/a is busy: all 2 leases are taken, the first by kazoo client "worker-7" (node `+es[1].Name+")"; got != want {
 		t.Errorf("Busy = %q, want %q", got, want)
 	}
+	busy.Limit = 0
+	busy.Pool = &recipe.PoolShortage{Path: "/locks", Take: 2, Free: 1, Size: 3}
+	if got, want := Busy(busy), `pool /locks is busy: 1 of its 3 members free, 2 needed; /locks/a is held by kazoo client "worker-7" (node `+es[1].Name+")"; got != want {
+		t.Errorf("Busy = %q, want %q", got, want)
+	}
+	busy.Pool.Queued = true
+	if got, want := Busy(busy), `pool /locks is busy: kazoo client "worker-7" (node `+es[1].Name+") is ahead in its queue"; got != want {
+		t.Errorf("Busy = %q, want %q", got, want)
+	}
 	if got, want := HeldBy("/locks/a", es[:2]), "/locks/a held by "+DescribeEntry(es[0])+" and 1 more"; got != want {
 		t.Errorf("HeldBy = %q, want %q", got, want)
 	}

@@ -116,8 +116,12 @@ func Ctx(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
+// Dir gives a test a path of its own on the shared server, under the plain
+// root node, for a tree of locks.
+func Dir(t testing.TB) string { return zktest.TestPath(t, root) }
+
 // Path gives a test a lock path of its own on the shared server.
-func Path(t testing.TB) string { return zktest.TestPath(t, root) + "/lock" }
+func Path(t testing.TB) string { return Dir(t) + "/lock" }
 
 // AssertGone proves nothing is left at path: the lock path and its parent
 // containers are reaped by the server once empty.

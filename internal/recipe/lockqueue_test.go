@@ -468,3 +468,46 @@ func TestInspectForeignNodes(t *testing.T) {
 	}
 	mine.Release(ctxT(t, 5*time.Second))
 }
+
+// TestLockPathChildNoContender: a child of the lock path whose name merely
+// ends in a sequence number is a contender only if a session owns it, as
+// list and holders count (Queued, docs/guide/list.md). A lock path of its
+// own below this one, such as build-0000000001, never holds this lock,
+// however its number sorts against ours; an ephemeral node of that shape,
+// another client's contender, still does.
+func TestLockPathChildNoContender(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	c := client(t)
+	path := testPath(t)
+	nested, err := Acquire(ctx, c, path+"/build-0000000001", Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Our first node at path is number 1 (the nested path's create was
+	// the 0th change), which sorts before build-0000000001 by name; the
+	// next one is number 3, after it.
+	for range 2 {
+		l, err := Acquire(ctx, c, path, Request{Wait: NoWait})
+		if err != nil {
+			t.Fatalf("a lock beside the lock path %s/build-0000000001: %v", path, err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn := raw(t)
+	foreign, err := conn.Create(path+"/other-0000000000", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(ctx, c, path, Request{Wait: NoWait}); !errors.As(err, new(*BusyError)) {
+		t.Errorf("beside another client's ephemeral other-0000000000: %v, want busy", err)
+	}
+	if err := conn.Delete(foreign, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := nested.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, path)
+}

@@ -245,7 +245,15 @@ func awaitMember(ctx context.Context, c *zkconn.Client, path string, head *Lease
 		case err != nil:
 			return waitErr(wctx, err)
 		}
-		if len(Contenders(children)) == 0 {
+		queued, err := Queued(wctx, c, zkconn.Join(path, b.member), children)
+		switch {
+		case err != nil && zkconn.IsConnectionLoss(err):
+			return waitErr(wctx, c.WaitSession(wctx))
+		case err != nil:
+			return waitErr(wctx, err)
+		case len(queued) == 0:
+			// Free already, as collect counts: it saw a holder that
+			// has left since.
 			return nil
 		}
 		notify(ev)

@@ -52,11 +52,14 @@ var ErrBadPool = errors.New("bad pool")
 //
 // A member's node is a child of the pool path, beside the nodes of any
 // lock taken on the pool path itself, so a name that readers of that path
-// would misread is refused: one ending in a sequence number, which every
-// client (zklock's own acquire loop, Curator, Kazoo) counts as a
-// contender, so a plain lock on the pool path would wait behind a member
+// would misread is refused, as ValidatePath refuses such a component: one
+// in a contender's shape (Curator's _c_<uuid>-lock-<seq>, Kazoo's
+// <id>__lock__<seq>), which every client counts as a contender whatever
+// the node, so a plain lock on the pool path would wait behind the member
 // and list would show the member as its holder; and a semaphore's
 // "leases" or "locks", which make the pool path look like a semaphore.
+// A name that merely ends in a sequence number (build-0000000001) is
+// fine: its node is no session's, so it is no contender (see Queued).
 func (p Pool) Validate() error {
 	if len(p.Members) == 0 {
 		return fmt.Errorf("%w: no members", ErrBadPool)
@@ -77,8 +80,8 @@ func (p Pool) Validate() error {
 		case m == semLeases || m == semLocks:
 			return fmt.Errorf("%w: member %q is the name of a semaphore's child: the pool path would look like a semaphore", ErrBadPool, m)
 		}
-		if _, ok := ParseContender(m); ok {
-			return fmt.Errorf("%w: member %q ends in a sequence number, as a lock node does: a lock on the pool path would take it for a contender", ErrBadPool, m)
+		if c, ok := ParseContender(m); ok && c.Flavor != FlavorUnknown {
+			return fmt.Errorf("%w: member %q is named as a %s lock's node: a lock on the pool path would count it as a holder", ErrBadPool, m, c.Flavor)
 		}
 		if err := zkconn.ValidatePath("/" + m); err != nil {
 			return fmt.Errorf("%w: member %q: %v", ErrBadPool, m, err)

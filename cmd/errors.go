@@ -74,22 +74,23 @@ func exitCode(err error) int {
 // explained ("zklock run --help").
 func message(err error, help string) string {
 	var (
-		exit    *lockexec.ExitError
-		usage   *UsageError
-		kind    *recipe.KindConflictError
-		flavor  *recipe.FlavorConflictError
-		limit   *recipe.LimitMismatchError
-		busy    *recipe.BusyError
-		timeout *runner.WaitTimeoutError
-		revoke  *inspect.RevokeTimeoutError
-		revoked *recipe.RevokedError
-		saslErr *zkconn.SASLError
-		krbConf *sasl.Krb5ConfError
-		tlsErr  *zkconn.TLSError
-		recent  *runner.RecentSuccessError
-		held    *runner.OnceHeldError
-		unkept  *runner.UnkeptSessionError
-		short   *doctor.TimeoutError
+		exit     *lockexec.ExitError
+		usage    *UsageError
+		kind     *recipe.KindConflictError
+		flavor   *recipe.FlavorConflictError
+		limit    *recipe.LimitMismatchError
+		busy     *recipe.BusyError
+		timeout  *runner.WaitTimeoutError
+		revoke   *inspect.RevokeTimeoutError
+		revoked  *recipe.RevokedError
+		saslErr  *zkconn.SASLError
+		krbConf  *sasl.Krb5ConfError
+		tlsErr   *zkconn.TLSError
+		recent   *runner.RecentSuccessError
+		held     *runner.OnceHeldError
+		unkept   *runner.UnkeptSessionError
+		short    *doctor.TimeoutError
+		tooLarge *runner.EnvTooLargeError
 	)
 	switch {
 	case err == nil:
@@ -114,7 +115,9 @@ func message(err error, help string) string {
 		return err.Error() + " (take it exclusive in the outer zklock, or add --shared here)"
 	case errors.As(err, &held):
 		return err.Error() + " (give " + held.Flag() + " to the outer zklock)"
-	case errors.As(err, new(*runner.EnvTooLargeError)):
+	case errors.As(err, &tooLarge) && tooLarge.Members > 0:
+		return err.Error() + "; nothing was locked (use a smaller --take, or shorter member names)"
+	case errors.As(err, &tooLarge):
 		return err.Error() + "; nothing was locked (use fewer --path's, shorter paths, or a lock of their own for the job's parts)"
 	case errors.As(err, new(*runner.SelfWaitError)):
 		return err.Error() + "; its " + runner.EnvHeld + " did not reach this zklock: pass it on (sudo --preserve-env=" +

@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/zklock/zklock/internal/recipe"
+	"github.com/zklock/zklock/internal/success"
 )
 
 // resourcesValue is --resources: the members of a pool, comma-separated.
@@ -16,11 +18,24 @@ func (r *resourcesValue) String() string { return strings.Join(*r, ",") }
 func (r *resourcesValue) Type() string   { return "A,B,..." }
 
 func (r *resourcesValue) Set(s string) error {
+	if len(*r) > 0 {
+		// A second list would replace the first, silently dropping
+		// members the operator named.
+		return errors.New("given twice: list every member in one --resources, comma-separated")
+	}
 	members := strings.Split(s, ",")
 	// Take 1 is always in range: only the names are checked here.
 	if err := (recipe.Pool{Members: members, Take: 1}).Validate(); err != nil {
 		// The flag's name says what is bad: the rest is the reason.
 		return errors.New(strings.TrimPrefix(err.Error(), recipe.ErrBadPool.Error()+": "))
+	}
+	for _, m := range members {
+		// The member's node would stand where --once-per and
+		// --order-key keep the pool path's success record, and pass
+		// for a recent success.
+		if m == success.NodeName {
+			return fmt.Errorf("member %q is the name of the pool path's success record", m)
+		}
 	}
 	*r = members
 	return nil

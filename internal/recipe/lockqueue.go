@@ -79,7 +79,15 @@ func createProtected(ctx context.Context, c *zkconn.Client, path, stem string, d
 		case err == nil:
 			return node, nil
 		case errors.Is(err, zk.ErrNoNode) && attempt < zkconn.MaxCreateAttempts:
-			if err := c.EnsurePath(ctx, path, &made); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			err := c.EnsurePath(ctx, path, &made)
+			if err != nil && zkconn.IsConnectionLoss(err) {
+				// A parent's create may have been applied or not; the
+				// next walk finds out (NodeExists). The session decides
+				// whether there is a next walk: an expired one is the
+				// caller's to replace, not an unreachable ensemble.
+				err = c.WaitSession(ctx)
+			}
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return "", err
 			}
 		case errors.Is(err, zk.ErrNoChildrenForEphemerals):
@@ -134,10 +142,20 @@ func (l *Lease) name() string { return l.Node[strings.LastIndexByte(l.Node, '/')
 // position lists the queue with list (retrying across connection loss) and
 // finds our node in it. Our node missing means the session that owned it is
 // gone, or someone deleted the node. It also returns list's watch, if list set one.
+//
+// The queue is the children that Queued counts, as list and holders do: a
+// child that merely ends in a sequence number takes part only if a session
+// owns it. A persistent one is a lock path of its own (build-0000000001)
+// or a node left by another client, and would otherwise hold this lock
+// for as long as it exists while holders says the lock is free.
 func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.Event, error)) ([]Contender, int, <-chan zk.Event, error) {
 	name := l.name()
 	for {
 		children, ev, err := list()
+		var q []Contender
+		if err == nil {
+			q, err = Queued(ctx, l.c, l.Path, children)
+		}
 		if err != nil {
 			if zkconn.IsConnectionLoss(err) {
 				if err := l.c.WaitSession(ctx); err != nil {
@@ -153,7 +171,6 @@ func (l *Lease) position(ctx context.Context, list func() ([]string, <-chan zk.E
 			}
 			return nil, 0, nil, err
 		}
-		q := Contenders(children)
 		for i := range q {
 			if q[i].Name == name {
 				return q, i, ev, nil

@@ -314,6 +314,37 @@ func TestProtectedCreate(t *testing.T) {
 	assertGone(t, path)
 }
 
+// TestParentCreateConnectionLoss drops the connection after the server
+// made a parent container of a lock path that did not exist yet, before
+// its reply arrived: a blip that says nothing of the session. Acquire
+// waits for the session and goes on, as it does for a lost reply to the
+// contender's own create, rather than failing with a connection error
+// that the caller cannot tell from an unreachable ensemble. (A pool's
+// member path is often made afresh this way: its container is reaped
+// whenever the member is free.)
+func TestParentCreateConnectionLoss(t *testing.T) {
+	path := testPath(t)
+	proxy := zktest.NewProxyT(t, shared.Server(t).Addrs()[0])
+	c := dial(t, proxy.Addr(), nil)
+	proxy.DropReplyAfter(zktest.OpCreateContainer)
+	l, err := Acquire(ctxT(t, 30*time.Second), c, path, Request{})
+	select {
+	case <-proxy.Fired():
+	case <-time.After(10 * time.Second):
+		// The proxy closes the connection just before it says so.
+		t.Fatal("the proxy never dropped the reply to a parent's create")
+	}
+	if err != nil {
+		t.Fatalf("acquire after a lost reply to a parent's create: %v", err)
+	}
+	children, _, _ := raw(t).Children(path)
+	if len(children) != 1 || path+"/"+children[0] != l.Node {
+		t.Fatalf("queue %v, want only our node %s", children, l.Node)
+	}
+	l.Release(ctxT(t, 5*time.Second))
+	assertGone(t, path)
+}
+
 func TestEphemeralParent(t *testing.T) {
 	base := testPath(t)
 	conn := raw(t)
@@ -436,4 +467,47 @@ func TestInspectForeignNodes(t *testing.T) {
 		t.Errorf("entries not in queue order: %v", names)
 	}
 	mine.Release(ctxT(t, 5*time.Second))
+}
+
+// TestLockPathChildNoContender: a child of the lock path whose name merely
+// ends in a sequence number is a contender only if a session owns it, as
+// list and holders count (Queued, docs/guide/list.md). A lock path of its
+// own below this one, such as build-0000000001, never holds this lock,
+// however its number sorts against ours; an ephemeral node of that shape,
+// another client's contender, still does.
+func TestLockPathChildNoContender(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	c := client(t)
+	path := testPath(t)
+	nested, err := Acquire(ctx, c, path+"/build-0000000001", Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Our first node at path is number 1 (the nested path's create was
+	// the 0th change), which sorts before build-0000000001 by name; the
+	// next one is number 3, after it.
+	for range 2 {
+		l, err := Acquire(ctx, c, path, Request{Wait: NoWait})
+		if err != nil {
+			t.Fatalf("a lock beside the lock path %s/build-0000000001: %v", path, err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn := raw(t)
+	foreign, err := conn.Create(path+"/other-0000000000", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(ctx, c, path, Request{Wait: NoWait}); !errors.As(err, new(*BusyError)) {
+		t.Errorf("beside another client's ephemeral other-0000000000: %v, want busy", err)
+	}
+	if err := conn.Delete(foreign, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := nested.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, path)
 }

@@ -11,7 +11,8 @@ type Kind int
 
 const (
 	// Exclusive contenders hold the lock alone. Unrecognised sequential
-	// children count as exclusive: safety first.
+	// children that a session owns (see Queued) count as exclusive:
+	// safety first.
 	Exclusive Kind = iota
 	// Shared contenders (read locks) may hold the lock together.
 	Shared

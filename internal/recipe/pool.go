@@ -49,6 +49,17 @@ var ErrBadPool = errors.New("bad pool")
 // Validate checks that every member is a node name that can stand under
 // the pool's path, that none is listed twice, and that Take is between 1
 // and the number of members.
+//
+// A member's node is a child of the pool path, beside the nodes of any
+// lock taken on the pool path itself, so a name that readers of that path
+// would misread is refused, as ValidatePath refuses such a component: one
+// in a contender's shape (Curator's _c_<uuid>-lock-<seq>, Kazoo's
+// <id>__lock__<seq>), which every client counts as a contender whatever
+// the node, so a plain lock on the pool path would wait behind the member
+// and list would show the member as its holder; and a semaphore's
+// "leases" or "locks", which make the pool path look like a semaphore.
+// A name that merely ends in a sequence number (build-0000000001) is
+// fine: its node is no session's, so it is no contender (see Queued).
 func (p Pool) Validate() error {
 	if len(p.Members) == 0 {
 		return fmt.Errorf("%w: no members", ErrBadPool)
@@ -66,6 +77,11 @@ func (p Pool) Validate() error {
 			return fmt.Errorf("%w: member %q is the name of the pool's queue", ErrBadPool, m)
 		case seen[m]:
 			return fmt.Errorf("%w: member %q is listed twice", ErrBadPool, m)
+		case m == semLeases || m == semLocks:
+			return fmt.Errorf("%w: member %q is the name of a semaphore's child: the pool path would look like a semaphore", ErrBadPool, m)
+		}
+		if c, ok := ParseContender(m); ok && c.Flavor != FlavorUnknown {
+			return fmt.Errorf("%w: member %q is named as a %s lock's node: a lock on the pool path would count it as a holder", ErrBadPool, m, c.Flavor)
 		}
 		if err := zkconn.ValidatePath("/" + m); err != nil {
 			return fmt.Errorf("%w: member %q: %v", ErrBadPool, m, err)
@@ -232,7 +248,15 @@ func awaitMember(ctx context.Context, c *zkconn.Client, path string, head *Lease
 		case err != nil:
 			return waitErr(wctx, err)
 		}
-		if len(Contenders(children)) == 0 {
+		queued, err := Queued(wctx, c, zkconn.Join(path, b.member), children)
+		switch {
+		case err != nil && zkconn.IsConnectionLoss(err):
+			return waitErr(wctx, c.WaitSession(wctx))
+		case err != nil:
+			return waitErr(wctx, err)
+		case len(queued) == 0:
+			// Free already, as collect counts: it saw a holder that
+			// has left since.
 			return nil
 		}
 		notify(ev)

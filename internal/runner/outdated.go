@@ -33,7 +33,9 @@ func (e *OutdatedError) Recorded() int64 { return *e.Last.Owner.OrderKey }
 
 func (e *OutdatedError) Error() string {
 	s := fmt.Sprintf("not running: order key %d is outdated, %s already succeeded with order key %d", e.Key, e.Path, e.Recorded())
-	if e.Last.ByZklock {
+	// Another client may write a record with a key and nothing else: it
+	// names no run.
+	if e.Last.ByZklock && e.Last.Owner.Host != "" {
 		s += fmt.Sprintf(" (on %s pid %d)", e.Last.Owner.Host, e.Last.Owner.PID)
 	}
 	return s

@@ -115,6 +115,8 @@ func TestSelfWaitOtherPIDNamespace(t *testing.T) {
 		while [ ! -e "$D/go" ]; do sleep 0.05; done
 		env -i PATH="$PATH" zklock --servers "$S" run --timeout 30s --path "$X" -- touch "$D/ran" 2> "$D/err"
 		echo $? > "$D/code"'`)
+	var bOut zktest.SyncBuffer
+	b.Stdout, b.Stderr = &bOut, &bOut
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,15 @@ func TestSelfWaitOtherPIDNamespace(t *testing.T) {
 		b, err := os.ReadFile(at(name))
 		return err == nil && strings.HasSuffix(string(b), "\n")
 	}
-	zktest.Eventually(t, 20*time.Second, "B holds its lock", func() bool { return written("b-pid") })
+	zktest.Eventually(t, 20*time.Second, "B holds its lock", func() bool {
+		select {
+		case <-done:
+			// unshare refuses a user namespace inside a chroot, for one.
+			t.Fatalf("B ended before it held its lock: %s", bOut.String())
+		default:
+		}
+		return written("b-pid")
+	})
 	// A: its zklock, started after B's, holds X for a while.
 	a := ns(`zklock --servers "$S" run --path "$X" -- sh -c 'echo $PPID > "$D/a-pid"; sleep 3'`)
 	if err := a.Start(); err != nil {

@@ -67,7 +67,7 @@ func TestStandaloneKillRestart(t *testing.T) {
 	// first requests may still find no server, which says nothing of
 	// the data.
 	exists := func(p string) (bool, error) {
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		for {
 			ok, _, err := c.Exists(p)
 			if (errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrConnectionClosed)) && time.Now().Before(deadline) {
@@ -78,7 +78,10 @@ func TestStandaloneKillRestart(t *testing.T) {
 		}
 	}
 	if ok, err := exists("/survives-restart"); err != nil || !ok {
-		t.Fatalf("data lost across restart: %v %v", ok, err)
+		// Once, beside stress-ng, the client found no server for 30 s
+		// after the restart: the server's log says whether it refused
+		// the session (a client ahead of it) or never served.
+		t.Fatalf("data lost across restart: %v %v; the server's log ends:\n%s", ok, err, tailFile(s.LogPath(), 0, 40))
 	}
 	if ok, err := exists(eph); err != nil || !ok {
 		t.Fatalf("ephemeral lost across restart: %v %v", ok, err)

@@ -66,12 +66,22 @@ func (p *procs) pick(n int, kill bool) (pid int, ok bool) {
 }
 
 // leftover lists the processes of the run still alive: a pid reused by
-// another program since is told apart by its command line.
+// another program since is told apart by its command line. A long run
+// starts enough processes for the kernel's ids to wrap, and a thread's id
+// comes from the same space: /proc/ID answers for a thread too, with its
+// process's command line, so a recorded pid reused as a thread of this
+// runner (or of a new run's process) would be taken for the process. The
+// caller SIGKILLs what it gets: that once killed the runner itself, at
+// the end of a 30-minute run. Only a process's own id (its thread group's
+// leader) counts, never this runner's.
 func (p *procs) leftover(self, zklock string) []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []int
 	for _, pid := range p.all {
+		if pid == os.Getpid() || !groupLeader(pid) {
+			continue
+		}
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		if err != nil {
 			continue
@@ -82,4 +92,19 @@ func (p *procs) leftover(self, zklock string) []int {
 		}
 	}
 	return out
+}
+
+// groupLeader reports whether id is a process's own id, not one of its
+// other threads': its Tgid is itself.
+func groupLeader(id int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(id) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			return strings.TrimSpace(v) == strconv.Itoa(id)
+		}
+	}
+	return false
 }

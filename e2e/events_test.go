@@ -191,14 +191,7 @@ func TestEventsLost(t *testing.T) {
 		dir := t.TempDir()
 		c := zklock(t, "run", "--log-format", "json", "--servers", servers, "--session-timeout", "2s", "--path", lockPath(t),
 			"--", "sh", "-c", `touch "$1/started"; while :; do sleep 0.05; done`, "sh", dir)
-		stderr := &syncBuffer{}
-		c.Stderr = stderr
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Process.Kill() })
-		zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
-		return c, stderr
+		return c, startUntilStarted(t, c, dir)
 	}
 	check := func(t *testing.T, c *exec.Cmd, stderr *syncBuffer, causes ...string) {
 		if code := zktest.ExitCodeT(t, c.Wait()); code != 76 {

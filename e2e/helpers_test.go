@@ -190,3 +190,18 @@ func runBounded(c *exec.Cmd, within time.Duration) (result, error) {
 	}
 	return r, nil
 }
+
+// startUntilStarted starts a zklock whose command touches DIR/started,
+// and waits for that file; its stderr is returned, and it is killed when
+// the test ends.
+func startUntilStarted(t *testing.T, c *exec.Cmd, dir string) *syncBuffer {
+	t.Helper()
+	stderr := &syncBuffer{}
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill() })
+	zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
+	return stderr
+}

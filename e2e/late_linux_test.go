@@ -170,12 +170,5 @@ func TestLateKillReported(t *testing.T) {
 // pid once the command runs; the holder is killed when the test ends.
 func startToStarve(t *testing.T, c *exec.Cmd, dir string) (*syncBuffer, int) {
 	t.Helper()
-	stderr := &syncBuffer{}
-	c.Stderr = stderr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Process.Kill() })
-	zktest.Eventually(t, 10*time.Second, "the command to start", func() bool { return fileExists(filepath.Join(dir, "started")) })
-	return stderr, readPid(t, filepath.Join(dir, "pid"))
+	return startUntilStarted(t, c, dir), readPid(t, filepath.Join(dir, "pid"))
 }

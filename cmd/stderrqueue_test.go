@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
 // stuckWriter blocks every write until it is opened, as a pipe that
@@ -98,13 +100,8 @@ func TestStderrQueueFlushIsBounded(t *testing.T) {
 // writing: zklock exited 64 with nothing on stderr.
 func TestStderrQueueFlushWritesTheLastLine(t *testing.T) {
 	for i := range 200 {
-		var mu sync.Mutex
-		var got bytes.Buffer
-		q := newStderrQueue(writerFunc(func(p []byte) (int, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			return got.Write(p)
-		}), func(int64) []byte { return nil })
+		var got zktest.SyncBuffer
+		q := newStderrQueue(&got, func(int64) []byte { return nil })
 		// Queue the line as a write that has given up waiting leaves it:
 		// pending, with the writer woken but not yet run.
 		q.mu.Lock()
@@ -112,15 +109,8 @@ func TestStderrQueueFlushWritesTheLastLine(t *testing.T) {
 		q.mu.Unlock()
 		q.wake <- struct{}{}
 		q.flush(10 * time.Second)
-		mu.Lock()
-		text := got.String()
-		mu.Unlock()
-		if text != "zklock: bad auth\n" {
+		if text := got.String(); text != "zklock: bad auth\n" {
 			t.Fatalf("flush %d: stderr %q, want the queued line", i, text)
 		}
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

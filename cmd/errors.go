@@ -27,6 +27,15 @@ func usageErrorf(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
+// asConflict gives revoke's and forget's conflicts (inspect.IsConflict)
+// the exit code the user chose for them.
+func asConflict(err error, code int) error {
+	if inspect.IsConflict(err) {
+		return &runner.ConflictError{Err: err, Code: code}
+	}
+	return err
+}
+
 // exitCode is the one place that turns an outcome into an exit code.
 func exitCode(err error) int {
 	var (

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/recipe"
-	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/waitlimit"
 	"github.com/zklock/zklock/lockexec"
 )
 
@@ -140,10 +140,10 @@ func (p *lockPathValue) Set(s string) error {
 
 // timeoutValue is --timeout: how long run waits. Not given, run waits
 // forever; 0 means not at all; a negative timeout fails at parse time.
-type timeoutValue runner.WaitLimit
+type timeoutValue waitlimit.Limit
 
 func (w *timeoutValue) String() string {
-	if d, ok := runner.WaitLimit(*w).Timeout(); ok {
+	if d, ok := waitlimit.Limit(*w).Timeout(); ok {
 		return d.String()
 	}
 	return ""
@@ -156,7 +156,7 @@ func (w *timeoutValue) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	*w = timeoutValue(runner.WaitAtMost(d))
+	*w = timeoutValue(waitlimit.AtMost(d))
 	return nil
 }
 

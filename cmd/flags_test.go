@@ -9,6 +9,7 @@ import (
 
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/waitlimit"
 )
 
 // validated parses run's flags and validates them into runner options.
@@ -28,7 +29,7 @@ func TestRunFlagMeanings(t *testing.T) {
 	type want struct {
 		KillGrace time.Duration
 		Mode      recipe.Mode
-		Wait      runner.WaitLimit
+		Wait      waitlimit.Limit
 		OncePer   time.Duration
 	}
 	grace := 5 * time.Second
@@ -43,8 +44,8 @@ func TestRunFlagMeanings(t *testing.T) {
 		{[]string{"--limit", "2147483647"}, want{KillGrace: grace, Mode: recipe.ModeLimit(2147483647)}},
 		{[]string{"--limit", "2", "--flavor", "curator"}, want{KillGrace: grace, Mode: recipe.ModeLimit(2)}},
 		{[]string{"--shared"}, want{KillGrace: grace, Mode: recipe.ModeShared}},
-		{[]string{"--timeout", "5ms"}, want{KillGrace: grace, Wait: runner.WaitAtMost(5 * time.Millisecond)}},
-		{[]string{"--timeout", "0"}, want{KillGrace: grace, Wait: runner.NoWait}},
+		{[]string{"--timeout", "5ms"}, want{KillGrace: grace, Wait: waitlimit.AtMost(5 * time.Millisecond)}},
+		{[]string{"--timeout", "0"}, want{KillGrace: grace, Wait: waitlimit.None}},
 		{[]string{"--once-per", "20h"}, want{KillGrace: grace, OncePer: 20 * time.Hour}},
 	} {
 		ro, err := validated(t, append(append([]string{"--path", "/a"}, tc.args...), "--", "true")...)

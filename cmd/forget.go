@@ -54,5 +54,6 @@ func (o *forgetOptions) run(ctx context.Context, u *ui) error {
 	if err != nil {
 		return err
 	}
-	return inspect.Forget(ctx, inspect.ForgetOptions{Conn: conn, Paths: o.Paths, ConflictCode: ExitBusy, Out: u.out, Logf: u.logf})
+	err = inspect.Forget(ctx, inspect.ForgetOptions{Conn: conn, Paths: o.Paths, Out: u.out, Logf: u.logf})
+	return asConflict(err, ExitBusy)
 }

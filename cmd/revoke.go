@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/inspect"
 	"github.com/zklock/zklock/internal/recipe"
-	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/waitlimit"
 )
 
 // revokeOptions are revoke's flags.
@@ -14,14 +14,14 @@ type revokeOptions struct {
 	Global *globalOptions
 	Path   string
 	Node   string
-	// Wait is runner.NoWait unless --wait or --timeout asks to wait.
-	Wait         runner.WaitLimit
+	// Wait is waitlimit.None unless --wait or --timeout asks to wait.
+	Wait         waitlimit.Limit
 	WaitFlag     bool
 	ConflictCode int
 }
 
 func newCmdRevoke(g *globalOptions, u *ui, runF func(context.Context, *revokeOptions) error) *cobra.Command {
-	o := &revokeOptions{Global: g, Wait: runner.NoWait}
+	o := &revokeOptions{Global: g, Wait: waitlimit.None}
 	c := &cobra.Command{
 		Use:   "revoke --path PATH [--node NAME] [--wait] [--timeout D]",
 		Short: "Ask the holder of a lock to stop and release it",
@@ -71,9 +71,9 @@ by --timeout (exit 75, or --conflict-exit-code).`,
 
 // wait is how long to wait for the release: --timeout alone implies
 // --wait, and --wait alone waits forever.
-func (o *revokeOptions) wait(timeoutGiven bool) runner.WaitLimit {
+func (o *revokeOptions) wait(timeoutGiven bool) waitlimit.Limit {
 	if o.WaitFlag && !timeoutGiven {
-		return runner.WaitForever
+		return waitlimit.Forever
 	}
 	return o.Wait
 }
@@ -99,6 +99,7 @@ func (o *revokeOptions) run(ctx context.Context, u *ui, timeoutGiven bool) error
 	if err != nil {
 		return err
 	}
-	return inspect.Revoke(ctx, inspect.RevokeOptions{Conn: conn, Path: o.Path, Node: o.Node, Wait: wait,
-		ConflictCode: o.ConflictCode, Out: u.out, Logf: u.logf})
+	err = inspect.Revoke(ctx, inspect.RevokeOptions{Conn: conn, Path: o.Path, Node: o.Node, Wait: wait,
+		Out: u.out, Logf: u.logf})
+	return asConflict(err, o.ConflictCode)
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/waitlimit"
 )
 
 // TestRevokeFlags: what revoke waits for, from --wait and --timeout.
@@ -15,13 +15,13 @@ func TestRevokeFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		node string
-		wait runner.WaitLimit
+		wait waitlimit.Limit
 	}{
-		{[]string{"--path", "/a"}, "", runner.NoWait},
-		{[]string{"--path", "/a", "--wait"}, "", runner.WaitForever},
-		{[]string{"--path", "/a", "--wait", "--timeout", "2s"}, "", runner.WaitAtMost(2 * time.Second)},
-		{[]string{"--path", "/a", "--timeout", "2s"}, "", runner.WaitAtMost(2 * time.Second)},
-		{[]string{"--path", "/a", "--node", "n-0000000001"}, "n-0000000001", runner.NoWait},
+		{[]string{"--path", "/a"}, "", waitlimit.None},
+		{[]string{"--path", "/a", "--wait"}, "", waitlimit.Forever},
+		{[]string{"--path", "/a", "--wait", "--timeout", "2s"}, "", waitlimit.AtMost(2 * time.Second)},
+		{[]string{"--path", "/a", "--timeout", "2s"}, "", waitlimit.AtMost(2 * time.Second)},
+		{[]string{"--path", "/a", "--node", "n-0000000001"}, "n-0000000001", waitlimit.None},
 	} {
 		var got *revokeOptions
 		c := newCmdRevoke(testGlobal(), newUI(&bytes.Buffer{}, &bytes.Buffer{}), func(_ context.Context, o *revokeOptions) error {

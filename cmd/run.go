@@ -10,6 +10,7 @@ import (
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/internal/waitlimit"
 	"github.com/zklock/zklock/lockexec"
 )
 
@@ -20,7 +21,7 @@ type runOptions struct {
 	Shared       bool
 	Limit        limitValue // 0: not a semaphore
 	Flavor       flavorValue
-	Wait         runner.WaitLimit // tryrun: NoWait; run: from --timeout
+	Wait         waitlimit.Limit // tryrun: NoWait; run: from --timeout
 	ConflictCode int
 	OnLost       onLostValue
 	OnRevoke     onLostValue // the same policies: terminate or ignore
@@ -49,7 +50,7 @@ first and exits 76.`
 }
 
 func newCmdRun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
-	o := &runOptions{Global: g, Wait: runner.WaitForever}
+	o := &runOptions{Global: g, Wait: waitlimit.Forever}
 	c := &cobra.Command{
 		Use:   "run --path PATH [flags] -- CMD [ARGS...]",
 		Short: "Wait for the lock, run the command, release the lock",
@@ -76,7 +77,7 @@ holds the lock. Like flock -n. Everything else is as for zklock run.`
 }
 
 func newCmdTryrun(g *globalOptions, u *ui, runF func(context.Context, *runOptions) error) *cobra.Command {
-	o := &runOptions{Global: g, Wait: runner.NoWait}
+	o := &runOptions{Global: g, Wait: waitlimit.None}
 	c := &cobra.Command{
 		Use:   "tryrun --path PATH [flags] -- CMD [ARGS...]",
 		Short: "Run the command only if the lock is free now",
@@ -192,11 +193,11 @@ func (o *runOptions) validate(u *ui) (runner.Options, error) {
 		return ro, usageErrorf("--once-per needs an exclusive lock: holders of a shared lock or a semaphore run together, so each would run; drop --shared and --limit")
 	case o.Cancel && (o.Shared || o.Limit > 0):
 		return ro, usageErrorf("--cancel-in-progress needs an exclusive lock: drop --shared and --limit")
-	case o.Cancel && o.Wait == runner.NoWait:
+	case o.Cancel && o.Wait == waitlimit.None:
 		return ro, usageErrorf("--cancel-in-progress waits for the holder it stops, and this run never waits; use zklock run")
 	case o.Supersede && (o.Shared || o.Limit > 0):
 		return ro, usageErrorf("--supersede needs an exclusive lock: drop --shared and --limit")
-	case o.Supersede && o.Wait == runner.NoWait:
+	case o.Supersede && o.Wait == waitlimit.None:
 		return ro, usageErrorf("--supersede gives a waiter's place to a newer run, and this run never waits; drop --supersede, or use zklock run")
 	case o.OrderKey.key != nil && (o.Shared || o.Limit > 0):
 		// Holders of a read lock or a semaphore run together: an older

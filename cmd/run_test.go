@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zklock/zklock/internal/recipe"
-	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/waitlimit"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -64,15 +64,15 @@ func TestRunFlags(t *testing.T) {
 	}{
 		{"all", newCmdRun, []string{"--path", "/locks/a", "--timeout", "2s", "-E", "9", "--on-lost", "ignore",
 			"--on-revoke", "ignore", "--kill-grace", "1s", "--max-runtime", "1h", "--", "sh", "-c", "echo --path x"},
-			runOptions{Paths: []string{"/locks/a"}, Wait: runner.WaitAtMost(2 * time.Second), ConflictCode: 9,
+			runOptions{Paths: []string{"/locks/a"}, Wait: waitlimit.AtMost(2 * time.Second), ConflictCode: 9,
 				OnLost: onLostValue(lockexec.Ignore), OnRevoke: onLostValue(lockexec.Ignore), KillGrace: time.Second, MaxRuntime: time.Hour,
 				Argv: []string{"sh", "-c", "echo --path x"}}}, // flags after -- belong to the command
 		{"defaults", newCmdRun, []string{"--path", "/locks/a", "--", "true"},
 			runOptions{Paths: []string{"/locks/a"}, Argv: []string{"true"}}},
 		{"tryrun", newCmdTryrun, []string{"--path", "/locks/a", "--", "true"},
-			runOptions{Paths: []string{"/locks/a"}, Wait: runner.NoWait, Argv: []string{"true"}}},
+			runOptions{Paths: []string{"/locks/a"}, Wait: waitlimit.None, Argv: []string{"true"}}},
 		{"no wait", newCmdRun, []string{"--path", "/locks/a", "--timeout", "0", "--", "true"},
-			runOptions{Paths: []string{"/locks/a"}, Wait: runner.NoWait, Argv: []string{"true"}}},
+			runOptions{Paths: []string{"/locks/a"}, Wait: waitlimit.None, Argv: []string{"true"}}},
 		{"multi-path shared kazoo", newCmdRun, []string{"--path", "/b", "--path", "/a", "--shared", "--flavor", "kazoo", "--", "true"},
 			runOptions{Paths: []string{"/b", "/a"}, Shared: true, Flavor: flavorValue(recipe.FlavorKazoo), Argv: []string{"true"}}},
 		{"limit", newCmdRun, []string{"--path", "/a", "--limit", "3", "--", "true"},

@@ -2,11 +2,9 @@ package inspect
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
-	"github.com/zklock/zklock/internal/runner"
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/view"
 	"github.com/zklock/zklock/zkconn"
@@ -18,16 +16,15 @@ type ForgetOptions struct {
 	// Paths are the locks a job holds, as Options.Paths: the record
 	// forgotten is the one a run of that job keeps (success.JobPath).
 	Paths []string
-	// ConflictCode is the exit code when the record kept being rewritten
-	// while forget tried to delete it.
-	ConflictCode int
-	Out          io.Writer
+	Out   io.Writer
 	// Logf prints progress for -v; it may be nil.
 	Logf func(format string, args ...any)
 }
 
 // Forget deletes the success record of the job that holds o.Paths, so
 // that its next run under a window goes ahead, and says what it deleted.
+// A record that kept being rewritten (success.ErrChurn: runs keep
+// succeeding) is a conflict, as IsConflict says.
 func Forget(ctx context.Context, o ForgetOptions) error {
 	p := success.JobPath(o.Paths)
 	if o.Logf != nil && len(o.Paths) > 1 {
@@ -39,11 +36,6 @@ func Forget(ctx context.Context, o ForgetOptions) error {
 	}
 	defer client.Close()
 	s, ok, err := success.Forget(ctx, client, p)
-	if errors.Is(err, success.ErrChurn) {
-		// Runs keep succeeding and recording themselves: busy, as revoke
-		// is when the lock keeps changing hands.
-		return &runner.ConflictError{Err: err, Code: o.ConflictCode}
-	}
 	if err != nil {
 		return err
 	}

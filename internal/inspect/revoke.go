@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/recipe"
-	"github.com/zklock/zklock/internal/runner"
+	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/view"
+	"github.com/zklock/zklock/internal/waitlimit"
 	"github.com/zklock/zklock/zkconn"
 )
 
@@ -20,12 +21,11 @@ type RevokeOptions struct {
 	// Node names the one contender to revoke, holder or waiter; "" means
 	// every holder of Path.
 	Node string
-	// Wait is how long to wait for the revoked contenders to release:
-	// NoWait returns once the requests are written.
-	Wait runner.WaitLimit
-	// ConflictCode is the exit code when the wait times out.
-	ConflictCode int
-	Out          io.Writer
+	// Wait is how long to wait for the revoked contenders to release,
+	// counted from the start: waitlimit.None returns once the requests
+	// are written.
+	Wait waitlimit.Limit
+	Out  io.Writer
 	// Logf prints progress for -v; it may be nil.
 	Logf func(format string, args ...any)
 }
@@ -56,7 +56,8 @@ func (e *NotRevocableError) Error() string {
 }
 
 // Revoke asks the holders of o.Path (or the contender o.Node) to give up
-// their places, and with a Wait, waits until they have.
+// their places, and with a Wait, waits until they have. A lock that would
+// not be released is said with an error that IsConflict recognizes.
 func Revoke(ctx context.Context, o RevokeOptions) error {
 	// --timeout counts from the start: connecting, finding the holders and
 	// asking them are part of what the caller waits for.
@@ -73,7 +74,7 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 		if err := printAsked(o.Out, o.Path, asked); err != nil {
 			return err
 		}
-		return &runner.ConflictError{Err: err, Code: o.ConflictCode}
+		return err
 	}
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 		if err := printAsked(o.Out, o.Path, asked); err != nil {
 			return err
 		}
-		return &runner.ConflictError{Err: &NotRevocableError{Path: o.Path, Holders: done.Deaf}, Code: o.ConflictCode}
+		return &NotRevocableError{Path: o.Path, Holders: done.Deaf}
 	}
 	if len(asked) == 0 {
 		_, err := fmt.Fprintf(o.Out, "nothing to revoke: %s\n", view.Escape(nothingToRevoke(o.Path, o.Node, done.Left)))
@@ -93,19 +94,20 @@ func Revoke(ctx context.Context, o RevokeOptions) error {
 	if err := printAsked(o.Out, o.Path, asked); err != nil {
 		return err
 	}
-	if o.Wait == runner.NoWait {
+	wait := o.Wait.From(start)
+	if wait.IsNoWait() {
 		return nil
 	}
 	wctx := ctx
-	if d, ok := o.Wait.Timeout(); ok {
+	if d, ok := wait.Deadline(); ok {
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithDeadlineCause(ctx, start.Add(d), recipe.ErrWaitTimeout)
+		wctx, cancel = context.WithDeadlineCause(ctx, d, recipe.ErrWaitTimeout)
 		defer cancel()
 	}
 	err = recipe.Released(wctx, client, asked)
 	if err != nil && errors.Is(context.Cause(wctx), recipe.ErrWaitTimeout) {
 		timeout, _ := o.Wait.Timeout()
-		return &runner.ConflictError{Err: &RevokeTimeoutError{Path: o.Path, After: timeout, Holding: asked}, Code: o.ConflictCode}
+		return &RevokeTimeoutError{Path: o.Path, After: timeout, Holding: asked}
 	}
 	if err != nil {
 		return err
@@ -149,4 +151,14 @@ func printAsked(w io.Writer, path string, asked []recipe.Entry) error {
 		}
 	}
 	return nil
+}
+
+// IsConflict reports whether err from Revoke or Forget means someone
+// else kept what was asked for: a holder that cannot hear a revocation
+// or did not release in time, a lock that kept changing hands, a success
+// record that kept being rewritten. zklock exits with its conflict code
+// for these, as tryrun does for a busy lock.
+func IsConflict(err error) bool {
+	return errors.Is(err, recipe.ErrHandoffChurn) || errors.Is(err, success.ErrChurn) ||
+		errors.As(err, new(*NotRevocableError)) || errors.As(err, new(*RevokeTimeoutError))
 }

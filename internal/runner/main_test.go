@@ -9,6 +9,7 @@ import (
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
+	"github.com/zklock/zklock/internal/waitlimit"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -57,7 +58,7 @@ func runOptions(t *testing.T, argv ...string) Options {
 		Paths:        []string{shared.Path(t)},
 		Argv:         argv,
 		Mode:         recipe.ModeExclusive,
-		Wait:         WaitForever,
+		Wait:         waitlimit.Forever,
 		ConflictCode: 75,
 		Version:      "test",
 		OnLost:       lockexec.Terminate,

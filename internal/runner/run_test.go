@@ -18,6 +18,7 @@ import (
 	"github.com/zklock/zklock/internal/success"
 	"github.com/zklock/zklock/internal/testkit/zktest"
 	"github.com/zklock/zklock/internal/testkit/zktest/shared"
+	"github.com/zklock/zklock/internal/waitlimit"
 	"github.com/zklock/zklock/lockexec"
 )
 
@@ -94,18 +95,18 @@ func TestRunPassesExitCode(t *testing.T) {
 // TestRunCommandNotFound: a command that does not exist fails before
 // zklock connects (127), so this test needs no server.
 func TestRunCommandNotFound(t *testing.T) {
-	o := Options{Paths: []string{"/p"}, Argv: []string{"/nonexistent/zklock-test-command"}, Wait: WaitForever}
+	o := Options{Paths: []string{"/p"}, Argv: []string{"/nonexistent/zklock-test-command"}, Wait: waitlimit.Forever}
 	var start *lockexec.StartError
 	if err := Run(context.Background(), o); !errors.As(err, &start) || start.Code != 127 {
 		t.Fatalf("Run = %v, want a StartError with 127", err)
 	}
 }
 
-// TestTryBusy: with NoWait a held lock is a conflict (75), naming the
+// TestTryBusy: with waitlimit.None a held lock is a conflict (75), naming the
 // holder; the command does not run and nothing of the try is left.
 func TestTryBusy(t *testing.T) {
 	o := runOptions(t, "touch", filepath.Join(t.TempDir(), "ran"))
-	o.Wait = NoWait
+	o.Wait = waitlimit.None
 	holder := holdLock(t, o.Paths[0], nil)
 	err := run(t, o)
 	var conflict *ConflictError
@@ -125,7 +126,7 @@ func TestTryBusy(t *testing.T) {
 // the lock, and leaves the queue as it found it.
 func TestWaitTimeout(t *testing.T) {
 	o := runOptions(t, "true")
-	o.Wait = WaitAtMost(300 * time.Millisecond)
+	o.Wait = waitlimit.AtMost(300 * time.Millisecond)
 	holdLock(t, o.Paths[0], nil)
 	var timeout *WaitTimeoutError
 	if err := run(t, o); !errors.As(err, &timeout) || len(timeout.Holders) != 1 || timeout.Waiting != o.Paths[0] {

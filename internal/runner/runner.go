@@ -22,6 +22,7 @@ import (
 	"github.com/zklock/zklock/internal/owner"
 	"github.com/zklock/zklock/internal/recipe"
 	"github.com/zklock/zklock/internal/success"
+	"github.com/zklock/zklock/internal/waitlimit"
 	"github.com/zklock/zklock/lockexec"
 	"github.com/zklock/zklock/zkconn"
 )
@@ -38,7 +39,7 @@ type Options struct {
 	Mode   recipe.Mode
 	Flavor recipe.Flavor
 	// Wait is how long to wait for the locks.
-	Wait WaitLimit
+	Wait waitlimit.Limit
 	// ConflictCode is the exit code for busy and wait timeouts.
 	ConflictCode int
 	// Version goes into the node data.
@@ -604,8 +605,11 @@ func connectAndLock(ctx context.Context, o *Options, me owner.Owner) (*zkconn.Cl
 			return client, held{}, err
 		}
 	}
+	// The timeout counts from here, with a session and about to join the
+	// queue, not from before connecting; its one deadline covers every
+	// path and every rejoin after a lost place.
 	joined := time.Now()
-	wait := o.Wait.start(joined)
+	wait := o.Wait.From(joined)
 	var pw *progressWatch
 	if o.Waits != WaitsNone && o.Events != nil && !wait.IsNoWait() {
 		pw = newProgressWatch(o.Events, o.Waits == WaitsLive, joined, wait)

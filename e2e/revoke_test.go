@@ -262,7 +262,7 @@ func TestRevokeLongQueue(t *testing.T) {
 	dir, path := t.TempDir(), lockPath(t)
 	holder, holderErr := startGated(t, dir, "h", "run", "--on-revoke", "ignore", "--path", path)
 	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
-	conn := zktest.DialT(t, server(t).Addrs())
+	conn := zktest.DialTSession(t, server(t).Addrs(), 30*time.Second)
 	const waiters, batch = 20000, 2000
 	for i := 0; i < waiters; i += batch {
 		var ops []any

@@ -20,7 +20,11 @@ func (silentLogger) Printf(string, ...any) {}
 // test, for looking at the server's state (children, stats, ACLs). It waits
 // for the session under ctx.
 func Dial(ctx context.Context, addrs []string) (*zk.Conn, error) {
-	conn, _, err := zk.Connect(addrs, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(silentLogger{}))
+	return dialSession(ctx, addrs, 4*time.Second)
+}
+
+func dialSession(ctx context.Context, addrs []string, session time.Duration) (*zk.Conn, error) {
+	conn, _, err := zk.Connect(addrs, session, zk.WithLogInfo(false), zk.WithLogger(silentLogger{}))
 	if err != nil {
 		return nil, err
 	}
@@ -39,9 +43,19 @@ func Dial(ctx context.Context, addrs []string) (*zk.Conn, error) {
 // session when the test ends.
 func DialT(tb TB, addrs []string) *zk.Conn {
 	tb.Helper()
+	return DialTSession(tb, addrs, 4*time.Second)
+}
+
+// DialTSession is DialT with a session timeout of its own. go-zookeeper
+// gives up on a connection whose reply takes two thirds of the session
+// timeout, so a test that sends one large request (thousands of creates
+// in a multi) gives it a session that outlasts the request on a loaded
+// machine, where 4s would not.
+func DialTSession(tb TB, addrs []string, session time.Duration) *zk.Conn {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := Dial(ctx, addrs)
+	conn, err := dialSession(ctx, addrs, session)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -176,6 +176,19 @@ func (u *ui) jsonEvent(e runner.Event) {
 		}
 		j.line(level, "skipped", oneLine(msg), e.Last.Path, successAttr("last_success", e.Last),
 			ms("age_ms", e.Age), ms("window_ms", e.Window))
+	case runner.Superseded:
+		by := []any{slog.String("node", e.By.Node)}
+		if e.By.Host != "" {
+			by = append(by, slog.String("host", e.By.Host), slog.Int("pid", e.By.PID))
+		}
+		if e.By.Key != nil {
+			by = append(by, slog.Int64("order_key", *e.By.Key))
+		}
+		j.line(slog.LevelInfo, "superseded", oneLine(e.Error()), e.Path, slog.String("node", e.Node), slog.Group("by", by...))
+	case runner.Outdated:
+		last := successAttr("last_success", e.Last)
+		last = slog.Group(last.Key, append(groupArgs(last), slog.Int64("order_key", e.Recorded()))...)
+		j.line(slog.LevelInfo, "outdated", oneLine(e.Error()), e.Path, slog.Int64("order_key", e.Key), last)
 	case runner.Lost:
 		j.line(slog.LevelError, "lost", oneLine(fmt.Sprintf("lost the lock on %s: %v", e.Path, e.Err)), e.Path,
 			slog.String("cause", lossCause(e.Err)), ms("quorum_heard_age_ms", e.QuorumHeardAge))

@@ -66,6 +66,8 @@ func sampleEvents() []runner.Event {
 			Last: success.Record{Path: "/locks/a", At: at, NodeData: owner.Decode(zk.Encode())}, Age: 9 * time.Hour, Window: 20 * time.Hour}},
 		runner.Skipped{RecentSuccessError: &runner.RecentSuccessError{
 			Last: success.Record{Path: "/locks/a", At: at, NodeData: owner.Decode([]byte("cron-7"))}, Age: time.Hour, Window: 20 * time.Hour}},
+		runner.Superseded{SupersededError: superseded},
+		runner.Outdated{OutdatedError: outdated},
 		runner.Started{PID: 4242},
 		runner.Lost{Path: "/locks/a", Err: fmt.Errorf("%w: /locks/a/_c_b1-lock-0000000042", recipe.ErrNodeGone), QuorumHeardAge: 1500 * time.Millisecond},
 		runner.PossibleOverlap{Path: "/locks/a", OverlapError: &runner.OverlapError{Late: 1234 * time.Millisecond, Timeout: 2 * time.Second,
@@ -76,6 +78,19 @@ func sampleEvents() []runner.Event {
 		runner.Released{Paths: []string{"/locks/a", "/locks/b"}, Hold: 2 * time.Second, Confirmed: true, How: "session closed"},
 	}
 }
+
+// The samples of a waiter whose place a newer run took, and of a run
+// older than one that succeeded: each is an event, and then the outcome
+// that ends the run.
+var (
+	newer      = int64(42)
+	superseded = &recipe.SupersededError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042",
+		By: recipe.Superseder{Host: "ci-2", PID: 991, Node: "_c_e5-lock-0000000043", Key: &newer}}
+	outdated = &runner.OutdatedError{Path: "/locks/a", Key: 41,
+		Last: success.Record{Path: "/locks/a", At: time.Date(2026, 11, 21, 3, 0, 4, 0, time.UTC),
+			NodeData: owner.Decode(owner.Owner{Zklock: "1.2.3", Host: "ci-1", PID: 4210, User: "deploy",
+				Cmd: []string{"./deploy.sh"}, OrderKey: &newer}.Encode())}}
+)
 
 var tsRe = regexp.MustCompile(`"ts":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z"`)
 
@@ -100,12 +115,8 @@ func TestEventKeys(t *testing.T) {
 	u.logf("connected to %s", "127.0.0.1:2181")
 	u.finish(&lockexec.TerminatedError{Reason: lockexec.ErrLockLost, Exit: &lockexec.ExitError{Code: 143, Signal: syscall.SIGTERM}}, 76, "zklock run --help")
 	u.finish(&runner.ConflictError{Err: &recipe.BusyError{Path: "/locks/a"}, Code: 75}, 75, "zklock run --help")
-	newer := int64(42)
-	u.finish(&runner.ConflictError{Err: &recipe.SupersededError{Path: "/locks/a", Node: "/locks/a/_c_b1-lock-0000000042",
-		By: recipe.Superseder{Host: "ci-2", PID: 991, Node: "_c_e5-lock-0000000043", Key: &newer}}, Code: 75}, 75, "zklock run --help")
-	deployed := owner.Owner{Zklock: "1.2.3", Host: "ci-1", PID: 4210, User: "deploy", Cmd: []string{"./deploy.sh"}, OrderKey: &newer}
-	u.finish(&runner.ConflictError{Err: &runner.OutdatedError{Path: "/locks/a", Key: 41,
-		Last: success.Record{Path: "/locks/a", At: time.Date(2026, 11, 21, 3, 0, 4, 0, time.UTC), NodeData: owner.Decode(deployed.Encode())}}, Code: 75}, 75, "zklock run --help")
+	u.finish(&runner.ConflictError{Err: superseded, Code: 75}, 75, "zklock run --help")
+	u.finish(&runner.ConflictError{Err: outdated, Code: 75}, 75, "zklock run --help")
 	u.finish(nil, 0, "zklock run --help")
 
 	got := tsRe.ReplaceAllString(stderr.String(), `"ts":"TS"`)

@@ -29,7 +29,6 @@ func (u *ui) finish(err error, code int, help string) {
 	if u.json == nil {
 		return
 	}
-	u.outcomeEvent(err)
 	level := slog.LevelInfo
 	if said {
 		level = slog.LevelError
@@ -41,36 +40,11 @@ func (u *ui) finish(err error, code int, help string) {
 	u.json.line(level, "exit", "", u.path, attrs...)
 }
 
-// reportedByEvent: the runner's events said these outcomes already, or
-// outcomeEvent says them: expected outcomes, not zklock's errors.
+// reportedByEvent: the runner's events said these outcomes already, with
+// their details: expected outcomes, not zklock's errors.
 func reportedByEvent(err error) bool {
 	return errors.As(err, new(*recipe.BusyError)) || errors.As(err, new(*runner.RecentSuccessError)) ||
 		errors.As(err, new(*recipe.SupersededError)) || errors.As(err, new(*runner.OutdatedError))
-}
-
-// outcomeEvent writes, under JSON, the event of an outcome that the
-// runner returns rather than emits: a superseded waiter and an outdated
-// run, each with its details, at info level like busy and skipped.
-func (u *ui) outcomeEvent(err error) {
-	var (
-		sup *recipe.SupersededError
-		old *runner.OutdatedError
-	)
-	switch {
-	case errors.As(err, &sup):
-		by := []any{slog.String("node", sup.By.Node)}
-		if sup.By.Host != "" {
-			by = append(by, slog.String("host", sup.By.Host), slog.Int("pid", sup.By.PID))
-		}
-		if sup.By.Key != nil {
-			by = append(by, slog.Int64("order_key", *sup.By.Key))
-		}
-		u.json.line(slog.LevelInfo, "superseded", oneLine(sup.Error()), sup.Path, slog.String("node", sup.Node), slog.Group("by", by...))
-	case errors.As(err, &old):
-		last := successAttr("last_success", old.Last)
-		last = slog.Group(last.Key, append(groupArgs(last), slog.Int64("order_key", old.Recorded()))...)
-		u.json.line(slog.LevelInfo, "outdated", oneLine(old.Error()), old.Path, slog.Int64("order_key", old.Key), last)
-	}
 }
 
 // groupArgs are a group attribute's members, to build on.

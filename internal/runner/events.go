@@ -53,6 +53,14 @@ type Busy struct{ *recipe.BusyError }
 // within the window, or the clocks that dated the success disagree.
 type Skipped struct{ *RecentSuccessError }
 
+// Superseded says that a waiter left its queue without running the
+// command: a newer run (--supersede) took its place.
+type Superseded struct{ *recipe.SupersededError }
+
+// Outdated says that the command was not run: a run with a higher order
+// key already succeeded under the lock.
+type Outdated struct{ *OutdatedError }
+
 // Lost says that the locks can no longer be trusted while the command
 // runs (see guard.go); the supervisor has been told first. Path is the
 // first lock path; QuorumHeardAge is how long ago the quorum last
@@ -89,6 +97,8 @@ func (WaitOver) isEvent()   {}
 func (Acquired) isEvent()   {}
 func (Busy) isEvent()       {}
 func (Skipped) isEvent()    {}
+func (Superseded) isEvent() {}
+func (Outdated) isEvent()   {}
 func (Lost) isEvent()       {}
 func (Revoked) isEvent()    {}
 func (Started) isEvent()    {}
@@ -102,15 +112,18 @@ func (o *Options) emit(e Event) {
 }
 
 // reportOutcome turns what ended a run without the command (a busy lock,
-// a success within the window, a revoked waiter) into its event, once: Run
+// a success within the window, a newer run's place taken or its key
+// recorded, a revoked waiter) into its event, once: Run
 // calls it before the release, and again on its way out, for an end
 // decided before anything was held. It reads the run's error, so that
 // every way to such an end is reported, wherever it was decided.
 func (o *Options) reportOutcome(err error) {
 	var (
-		busy    *recipe.BusyError
-		recent  *RecentSuccessError
-		revoked *recipe.RevokedError
+		busy       *recipe.BusyError
+		recent     *RecentSuccessError
+		superseded *recipe.SupersededError
+		outdated   *OutdatedError
+		revoked    *recipe.RevokedError
 	)
 	if o.reported {
 		return
@@ -122,6 +135,10 @@ func (o *Options) reportOutcome(err error) {
 		o.emit(Busy{busy})
 	case errors.As(err, &recent):
 		o.emit(Skipped{recent})
+	case errors.As(err, &superseded):
+		o.emit(Superseded{superseded})
+	case errors.As(err, &outdated):
+		o.emit(Outdated{outdated})
 	case errors.As(err, &revoked) && !errors.Is(err, lockexec.ErrLockRevoked):
 		// A waiter revoked; a holder's requests are reported as they
 		// come (see revocations).

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/testkit/zktest"
 )
 
@@ -234,4 +235,61 @@ func TestEventsLost(t *testing.T) {
 		// guard finds once zklock runs again, the cause is the watchdog.
 		check(t, c, stderr, "watchdog")
 	})
+}
+
+// TestWaitingPastALeftoverNode: a persistent child whose name ends in ten
+// digits (a lock path of its own, /p/build-0000000000) is no contender, so
+// when the holder leaves, a waiter further back that follows the holder
+// (--progress) names the next holder, not that node, and its position
+// behind it: its waiting events count the queue as the acquisition and
+// list do.
+func TestWaitingPastALeftoverNode(t *testing.T) {
+	path := lockPath(t)
+	conn := rawZK(t)
+	const leftoverName = "build-0000000000"
+	leftover := path + "/" + leftoverName
+	createParents(t, conn, leftover)
+	if _, err := conn.Create(leftover, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Delete(leftover, -1) })
+	dir := t.TempDir()
+	holder, holderErr := startGated(t, dir, "h", "run", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the holder's command", func() bool { return fileExists(filepath.Join(dir, "h.started")) })
+	next, nextErr := startGated(t, dir, "n", "run", "--path", path)
+	zktest.Eventually(t, 10*time.Second, "the next to queue", func() bool { return queueLen(conn, path) == 3 })
+	last := zklock(t, "run", "--log-format", "json", "--progress", "--path", path, "--", "true")
+	lastErr := &syncBuffer{}
+	last.Stderr = lastErr
+	if err := last.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { last.Process.Kill() })
+	waitings := func() int { return strings.Count(lastErr.String(), `"event":"waiting"`) }
+	zktest.Eventually(t, 10*time.Second, "the last one's waiting event", func() bool { return waitings() == 1 })
+
+	if err := os.WriteFile(filepath.Join(dir, "h"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantExit(t, holder, holderErr, 0, "the holder")
+	zktest.Eventually(t, 10*time.Second, "the next one's command", func() bool { return fileExists(filepath.Join(dir, "n.started")) })
+	zktest.Eventually(t, 10*time.Second, "a waiting event naming the next holder", func() bool { return waitings() == 2 })
+	if err := os.WriteFile(filepath.Join(dir, "n"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantExit(t, next, nextErr, 0, "the next one")
+	if code := zktest.ExitCodeT(t, last.Wait()); code != 0 {
+		t.Fatalf("the last one: exit %d: %s", code, lastErr)
+	}
+	var seen []map[string]any
+	for _, o := range jsonLines(t, lastErr.String()) {
+		if o["event"] == "waiting" {
+			seen = append(seen, o)
+		}
+	}
+	after := seen[1]
+	h, _ := after["holder"].(map[string]any)
+	if after["position"] != 2.0 || h["node"] == leftoverName || h["pid"] != float64(next.Process.Pid) {
+		t.Errorf("after the holder left: %v; want position 2 behind pid %d", after, next.Process.Pid)
+	}
 }

@@ -190,12 +190,15 @@ func cmdEphemeral(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// waitfile FILE waits (up to 10s) until FILE exists in the work directory.
+// waitfile FILE waits until FILE exists in the work directory: up to
+// 30s, which only a starved machine needs. It exists as soon as a shell
+// opens it for `>`, before anything is written, so a command whose file's
+// content the script reads writes it elsewhere and renames it into place.
 func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitfile FILE")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
 			return

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -90,13 +89,7 @@ func runAcross(t *testing.T, c *zktest.Cluster, timeout string, script string) (
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	r.wait = cmd.Wait
-	p := filepath.Join(dir, "session")
-	zktest.Eventually(t, 10*time.Second, "the command to start", func() bool {
-		b, _ := os.ReadFile(p)
-		return bytes.HasSuffix(b, []byte("\n"))
-	})
-	b, _ := os.ReadFile(p)
-	return r, strings.TrimSpace(string(b))
+	return r, waitLine(t, filepath.Join(dir, "session"), 10*time.Second, "the command to start")
 }
 
 type runningCmd struct {

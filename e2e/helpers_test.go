@@ -125,6 +125,19 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+// waitLine waits until the file p holds a whole line, and returns it
+// without its newline. A shell's `echo X > p` creates p before it writes
+// X, so a file's existence does not mean its line is there.
+func waitLine(t *testing.T, p string, within time.Duration, what string) string {
+	t.Helper()
+	var b []byte
+	zktest.Eventually(t, within, what, func() bool {
+		b, _ = os.ReadFile(p)
+		return bytes.HasSuffix(b, []byte("\n"))
+	})
+	return strings.TrimSpace(string(b))
+}
+
 // lines counts the lines of a file, 0 if it does not exist.
 func lines(p string) int {
 	b, _ := os.ReadFile(p)

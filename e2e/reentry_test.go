@@ -320,9 +320,7 @@ func TestReentrantLoss(t *testing.T) {
 	}
 	go func() { errc <- c.Wait() }()
 	t.Cleanup(func() { c.Process.Kill() })
-	zktest.Eventually(t, 15*time.Second, "the re-entered command to start", func() bool { return fileExists(filepath.Join(dir, "pid")) })
-	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, err := strconv.Atoi(waitLine(t, filepath.Join(dir, "pid"), 15*time.Second, "the re-entered command to start"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,10 +425,9 @@ while [ ! -e "$D/pid" ]; do sleep 0.02; done`
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	zktest.Eventually(t, 10*time.Second, "the background re-entered command to be stopped", func() bool { return !zktest.ProcessAlive(pid) })
-	zktest.Eventually(t, 10*time.Second, "the background zklock to exit", func() bool { return fileExists(filepath.Join(dir, "code")) })
-	code, _ := os.ReadFile(filepath.Join(dir, "code"))
+	code := waitLine(t, filepath.Join(dir, "code"), 10*time.Second, "the background zklock to exit")
 	msg, _ := os.ReadFile(filepath.Join(dir, "err"))
-	if strings.TrimSpace(string(code)) != "76" || !strings.Contains(string(msg), "lock node deleted") {
+	if code != "76" || !strings.Contains(string(msg), "lock node deleted") {
 		t.Errorf("background re-entered zklock: exit %s, want 76 naming the deleted node; stderr: %s", code, msg)
 	}
 	assertGone(t, conn, path)

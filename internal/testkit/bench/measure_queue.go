@@ -199,10 +199,11 @@ func startQueue(ctx context.Context, e *env, t *Tool, addr, path, fifo string, s
 		procs = append(procs, p)
 	}
 	// Every waiter has joined and set its two watches (on the contender
-	// ahead and on its own node), the holder watches its own node, and
-	// nothing is in flight.
+	// ahead and on its own node), the holder watches its own node, each
+	// of them watches the ensemble's configuration (/zookeeper/config, to
+	// follow a reconfiguration), and nothing is in flight.
 	if _, err := waitMntr(ctx, addr, 2*time.Minute, fmt.Sprintf("%d queued waiters", n), func(m map[string]int64) bool {
-		return m["zk_ephemerals_count"] == int64(n+1) && m["zk_watch_count"] == int64(2*n+1) && m["zk_outstanding_requests"] == 0
+		return m["zk_ephemerals_count"] == int64(n+1) && m["zk_watch_count"] == int64(3*n+2) && m["zk_outstanding_requests"] == 0
 	}); err != nil {
 		return nil, stopQueue(ctx, fifo, procs, err)
 	}

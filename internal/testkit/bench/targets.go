@@ -178,10 +178,17 @@ func (r *Results) handoffTargets() []Target {
 		t.Measured, t.Met = true, h.Dist.P50 <= bound
 		t.Got = fmt.Sprintf("%s ms, bound %s ms (%s + %s + %s; p99 %s ms)", ms(h.Dist.P50), ms(bound),
 			ms(r.ServerPart.CloseToWatch.P50), ms(r.HandoffFloor.P50), trimFloat(handoffSlackMS), ms(h.Dist.P99))
-		if !t.Met && hs.what == queueOfWaiters {
-			// In a queue the waiter behind the next one learns that it is
-			// next only when it takes the lock: its watchdog starts then.
-			t.Why = "a waiter learns that it is next in line only when the node it watches goes, so in a queue the waiter starts its watchdog on the handoff's path (one waiter, which is next from the start, meets the bound)"
+		if !t.Met {
+			// The command starts through the watchdog's gate, once the
+			// watchdog is armed: a start of a small Go program between
+			// the lock taken and the command running.
+			t.Why = "the command starts through the watchdog's gate, one more start of a small Go program on the handoff's path (see the watchdog section)"
+			if hs.what == queueOfWaiters {
+				// In a queue the waiter behind the next one learns that
+				// it is next only when it takes the lock: its watchdog
+				// starts then.
+				t.Why = "a waiter learns that it is next in line only when the node it watches goes, so in a queue the waiter starts its watchdog on the handoff's path, and its command then starts through the watchdog's gate"
+			}
 			if c := r.startCosts(); c != "" {
 				t.Why += "; " + c
 			}

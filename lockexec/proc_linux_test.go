@@ -10,7 +10,10 @@ func procState(pid int) byte {
 // its processes can run until continued. dash vforks each command, and a
 // stop that lands between a child's vfork and its exec stops the child
 // while the shell waits for it in state D (uninterruptible) for as long
-// as the child stays stopped; such a shell cannot run either.
+// as the child stays stopped; such a shell cannot run either. A zombie
+// (a sleep that exited as the stop landed, which its stopped shell
+// cannot reap) runs nothing either, and stays one until the group is
+// continued: counting it as running would wait forever.
 func groupStopped(pgid int) bool {
 	procs, ok := allProcs()
 	if !ok {
@@ -24,7 +27,7 @@ func groupStopped(pgid int) bool {
 		switch p.state {
 		case 'T':
 			stopped = true
-		case 'D':
+		case 'D', 'Z', 'X':
 		default:
 			return false
 		}

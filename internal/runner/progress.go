@@ -274,15 +274,17 @@ func (w *progressWatch) relist() {
 	if err != nil {
 		return
 	}
-	q := recipe.Contenders(children)
+	// A lock's own queue is counted as the acquisition counts it, so a
+	// persistent child (a lock path of its own) is nobody's holder. A
+	// semaphore's leases all count, leftovers too, as Curator counts them
+	// when it admits a holder.
+	var q []recipe.Contender
 	if path.Dir(at.Node) == dir {
-		// A lock's own queue: counted as the acquisition counts it, so a
-		// persistent child (a lock path of its own) is nobody's holder.
-		// A semaphore's leases all count, leftovers too, as Curator
-		// counts them when it admits a holder.
 		if q, err = recipe.Queued(ctx, c, dir, children); err != nil {
 			return
 		}
+	} else {
+		q = recipe.Contenders(children)
 	}
 	own := path.Base(at.Node)
 	for i, ct := range q {
